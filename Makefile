@@ -1,0 +1,56 @@
+# pal — every step a fresh machine needs is a target here; nothing is installed by hand.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+DEMO_DIR ?= demo-data
+OUT    ?= out
+STAMP  := $(VENV)/.installed-stamp
+
+.PHONY: help venv demo demo-data demo-jenkins test test-fast browser bench fuzz lint clean
+
+help:  ## list targets
+	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*##/\t/'
+
+$(STAMP): setup.cfg pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[test]'
+	touch $@
+
+venv: $(STAMP)  ## create .venv and install pal with its test dependencies
+
+$(DEMO_DIR)/truth.json: $(STAMP)
+	$(BIN)/pal demo-data $(DEMO_DIR)
+
+demo-data: $(DEMO_DIR)/truth.json  ## generate the seeded demo history (once)
+
+demo: demo-data  ## run the whole PA job on the bundled demo history
+	@$(BIN)/pal run --spec specs/demo.yaml; rc=$$?; \
+	if [ $$rc -eq 1 ]; then echo "pal run failed (exit 1)" >&2; exit 1; fi; \
+	echo "exit code $$rc (0 = no new regression, 2 = regressions found)"; \
+	echo "dashboard: file://$$(pwd)/$(OUT)/demo/site/index.html"
+
+demo-jenkins: demo-data  ## the demo through a local fake Jenkins over HTTP
+	$(BIN)/python -m tests.fakejenkins.run_demo --data $(DEMO_DIR) --spec specs/demo-jenkins.yaml
+
+browser:  ## headless Chromium from Debian packages, for the dashboard tests
+	@command -v chromium >/dev/null 2>&1 || { \
+	  echo "installing Debian chromium (needs root)"; \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null) \
+	  || echo "WARNING: chromium could not be installed; browser tests will be skipped" >&2; }
+
+test: venv browser  ## run the test suite
+	$(BIN)/python -m pytest -n 2 -q
+
+test-fast: venv  ## tests without the browser install step
+	$(BIN)/python -m pytest -n 2 -q -m 'not browser and not slow'
+
+bench: venv  ## benchmarks against the references, printed as ratios
+	$(BIN)/python -m pip install -q -e '.[test,bench]'
+	$(BIN)/python -m benchmarks
+
+fuzz: venv  ## long property-based fuzzing runs
+	PAL_FUZZ_EXAMPLES=20000 $(BIN)/python -m pytest -q tests -m 'fuzz' -p no:xdist
+
+clean:
+	rm -rf $(OUT) $(DEMO_DIR) .pytest_cache build *.egg-info

@@ -1,0 +1,3 @@
+from pal.cli import entry_point
+
+entry_point()

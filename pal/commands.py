@@ -1,0 +1,27 @@
+"""One function per subcommand: argument wiring around library calls, returning an exit code."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+from pal.spec import load_spec
+
+log = logging.getLogger("pal")
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    spec = load_spec(args.spec)
+    sets = ", ".join(f"{t.name} ({t.detector.name}: {'/'.join(t.metrics)})" for t in spec.test_sets)
+    print(f"{args.spec}: ok: {len(spec.jobs)} jobs, {len(spec.sources)} sources "
+          f"({', '.join(s.name for s in spec.sources)}), test sets: {sets}")
+    return 0
+
+
+def cmd_demo_data(args: argparse.Namespace) -> int:
+    from pal.demo import generate
+
+    truth = generate(args.dir, seed=args.seed, small=args.small, builds=args.builds, tests=args.tests)
+    log.info("demo history written to %s: %s", args.dir, truth.summary())
+    return 0

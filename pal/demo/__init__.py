@@ -1,0 +1,1 @@
+"""Seeded, realistic demo history in CSIT's output.xml format."""

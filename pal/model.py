@@ -1,0 +1,248 @@
+"""The data that flows between stages: the samples table and the per-series analysis result.
+
+Stages talk through these shapes only:
+
+    sources  -> BuildFile (a local path per job/build)
+    parse    -> samples DataFrame, columns SAMPLE_COLUMNS, one row per (job, build, test_id, metric)
+    store    -> the same DataFrame, kept as Parquet
+    analysis -> SeriesResult per (job, test_id, metric)
+    render / alerts read SeriesResult and the samples table.
+
+Missing data stays missing: a failed test is a row with ``value`` NaN and its ``message``;
+it is never 0.0.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+# ---------------------------------------------------------------------------
+# Samples table (output of parse, content of the store)
+# ---------------------------------------------------------------------------
+
+#: column -> pandas dtype. ``trials`` holds a list of floats (MRR trial results) or None.
+SAMPLE_COLUMNS: dict[str, str] = {
+    "job": "string",  # Jenkins job name, e.g. csit-vpp-perf-mrr-daily-master-2n-icx
+    "build": "int64",  # Jenkins build number
+    "build_time": "datetime64[ns, UTC]",  # end time of the top suite
+    "topo_arch": "string",  # last two dash-parts of the job name, e.g. 2n-icx
+    "testbed": "string",  # testbed name from the spec's map of TG IP -> name (or the IP)
+    "dut": "string",  # "vpp" | "dpdk" | ...
+    "dut_version": "string",  # e.g. 22.02-rc0~508-g88a9c0e02~b851
+    "test_id": "string",  # normalised long name (CSIT-FORMATS §3), after rename mapping
+    "test_name": "string",  # the short test name as in output.xml
+    "suite": "string",  # the parent suite's long name, lower-cased
+    "test_type": "string",  # MRR | NDRPDR | SOAK | CPS | BMRR ...
+    "metric": "string",  # see METRICS
+    "unit": "string",  # "pps" | "cps" | "us"
+    "value": "float64",  # the trended value; NaN when the test failed or the value is invalid
+    "stdev": "float64",  # population stdev of trials (MRR), else NaN
+    "trials": "object",  # list[float] of trial results (MRR), else None
+    "status": "string",  # PASS | FAIL
+    "message": "string",  # the test's status message for FAIL tests ("" for PASS)
+    "nic": "string",  # e.g. 25ge2p1xxv710 (from the suite name) or the NIC_ tag
+    "frame_size": "string",  # 64B | 1518B | 9000B | IMIX
+    "cores": "string",  # 1C | 2C | 4C (physical cores)
+    "threads_cores": "string",  # 2T1C ...
+    "driver": "string",  # DRV_AVF -> avf, DRV_VFIO_PCI -> vfio-pci
+    "topology": "string",  # 2_NODE_SINGLE_LINK_TOPO ...
+    "tags": "object",  # tuple[str, ...] of all tags, upper-cased
+    "source_file": "string",  # the file the row came from
+}
+
+#: metric name -> (unit, direction). direction +1: higher is better, -1: lower is better.
+METRICS: dict[str, tuple[str, int]] = {
+    "mrr": ("pps", +1),
+    "ndr": ("pps", +1),
+    "pdr": ("pps", +1),
+    "soak": ("pps", +1),  # PLRsearch lower bound
+    "cps": ("cps", +1),  # MRR of CPS tests
+    "latency_pdr50_d1": ("us", -1),  # avg latency at 50 % PDR, direction 1
+    "latency_pdr50_d2": ("us", -1),  # avg latency at 50 % PDR, direction 2
+}
+
+SERIES_KEY = ("job", "test_id", "metric")
+
+
+def empty_samples() -> pd.DataFrame:
+    """An empty samples table with the right columns and dtypes."""
+    return pd.DataFrame({c: pd.Series(dtype=t) for c, t in SAMPLE_COLUMNS.items()})
+
+
+def coerce_samples(df: pd.DataFrame) -> pd.DataFrame:
+    """Return ``df`` with exactly SAMPLE_COLUMNS, in order, with their dtypes (missing columns added)."""
+    out = {}
+    for col, dtype in SAMPLE_COLUMNS.items():
+        if col in df.columns:
+            s = df[col]
+        else:
+            s = pd.Series([None] * len(df), index=df.index)
+        if dtype == "object":
+            out[col] = s.astype("object")
+        elif dtype.startswith("datetime64"):
+            out[col] = pd.to_datetime(s, utc=True)
+        else:
+            out[col] = s.astype(dtype)
+    return pd.DataFrame(out, index=df.index)
+
+
+def topo_arch_of(job: str) -> str:
+    """CSIT: the topology-architecture is the last two dash-separated parts of the job name."""
+    parts = job.split("-")
+    return "-".join(parts[-2:]) if len(parts) >= 2 else job
+
+
+# ---------------------------------------------------------------------------
+# Sources
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BuildFile:
+    """An output.xml (plain, .gz, .xz or .zip) of one build, available locally."""
+
+    job: str
+    build: int
+    path: Path
+    source: str  # name of the data source that provided it
+    url: str = ""  # where it came from (for the report and links)
+    sha256: str = ""  # content hash of the archive as fetched
+
+
+# ---------------------------------------------------------------------------
+# Analysis result (output of analysis, input of render and alerts)
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SeriesKey:
+    job: str
+    test_id: str
+    metric: str
+
+    def slug(self) -> str:
+        """A stable, filesystem-safe name for pages and data files of this series."""
+        import hashlib
+
+        digest = hashlib.sha1(f"{self.job}|{self.test_id}|{self.metric}".encode()).hexdigest()[:10]
+        tail = self.test_id.rsplit(".", 1)[-1]
+        safe = "".join(c if c.isalnum() or c in "-_" else "-" for c in tail)[:80]
+        return f"{safe}-{self.metric}-{digest}"
+
+
+@dataclass(frozen=True)
+class TrendGroup:
+    """A run of consecutive valid samples with one trend (group average).
+
+    ``start``/``end`` index the series' sample arrays (all runs, missing included), end exclusive.
+    """
+
+    start: int
+    end: int
+    avg: float
+    stdev: float
+    size: int  # number of valid samples in the group
+    label: str  # "normal" | "regression" | "progression"
+
+
+@dataclass(frozen=True)
+class Anomaly:
+    """A change called by the detector, with the evidence a reader can check."""
+
+    index: int  # sample index (into the series arrays) of the first run of the new level
+    kind: str  # "regression" | "progression"
+    build: int  # first bad (or good) build
+    last_good_build: int | None  # last build of the previous level
+    before_avg: float
+    before_stdev: float
+    after_avg: float
+    after_stdev: float
+    change: float  # relative change (after - before) / before
+    runs: int  # runs in the new level so far
+    detector: str = "mdl"
+    evidence: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Compliance:
+    """The dashboard metrics (CSIT trend compliance), see pal.analysis.compliance."""
+
+    trend: float  # trend[last]
+    runs: int  # runs[last]
+    short_term_change: float  # percent, NaN if not computable
+    long_term_change: float  # percent, NaN if not computable
+    regressions: int  # anomalies in the short-term window
+    progressions: int
+
+
+@dataclass
+class SeriesResult:
+    """Everything known about one (job, test, metric) series after analysis.
+
+    The arrays are aligned: one entry per run of the job that the test appears in,
+    in build order. Missing values are NaN and are never used as 0.0.
+    """
+
+    key: SeriesKey
+    builds: np.ndarray  # int64
+    times: np.ndarray  # datetime64[ns] (UTC)
+    values: np.ndarray  # float64, NaN = missing (failed / invalid)
+    stdevs: np.ndarray  # float64, NaN where not applicable
+    trend: np.ndarray  # float64: the group average per sample, NaN where missing
+    groups: list[TrendGroup]
+    anomalies: list[Anomaly]
+    compliance: Compliance
+    verdict: str  # last run: "normal" | "regression" | "progression" | "missing"
+    direction: int  # +1 higher is better, -1 lower is better
+    detector: str
+    test_set: str
+    attrs: dict = field(default_factory=dict)  # topo_arch, nic, frame_size, cores, test_type, ...
+    bands: dict[str, np.ndarray] = field(default_factory=dict)  # e.g. "mm", "tma", "tma_lo", "tma_hi"
+
+    @property
+    def last_time(self) -> datetime | None:
+        return None if len(self.times) == 0 else pd.Timestamp(self.times[-1]).to_pydatetime()
+
+
+# ---------------------------------------------------------------------------
+# Per-build facts (output of parse beside the samples; statistics page, alert headers)
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BuildMeta:
+    """What one build's output.xml says about the build as a whole."""
+
+    job: str
+    build: int
+    build_time: datetime | None  # top suite end time (UTC)
+    start_time: datetime | None  # top suite start time (UTC)
+    dut: str  # "vpp" | "dpdk"
+    dut_version: str | None
+    testbed: str | None  # name from the spec's TG-IP map, or the TG IP if unmapped
+    passed: int
+    failed: int
+    duration_s: float | None  # top suite duration
+    source_file: str = ""
+    sha256: str = ""
+
+
+BUILD_COLUMNS: dict[str, str] = {
+    "job": "string",
+    "build": "int64",
+    "build_time": "datetime64[ns, UTC]",
+    "start_time": "datetime64[ns, UTC]",
+    "dut": "string",
+    "dut_version": "string",
+    "testbed": "string",
+    "passed": "int64",
+    "failed": "int64",
+    "duration_s": "float64",
+    "source_file": "string",
+    "sha256": "string",
+}

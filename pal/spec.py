@@ -1,0 +1,436 @@
+"""The YAML spec: what to fetch, which tests to trend, how to analyse them and what to publish.
+
+The YAML is read with pyyaml (safe loader) and validated into frozen dataclasses. Keys are
+kebab-case in YAML (``max-builds``) and snake_case here (``max_builds``). Every error names
+the key path, the line, the value found and what was expected. See docs/spec.md.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+
+from pal.errors import SpecError
+from pal.model import METRICS
+from pal.select import Selection, TagExpr, TagExprError
+
+BuildRef = int | str  # a build number, or "lastCompletedBuild" / "lastSuccessfulBuild"
+BUILD_ALIASES = ("lastCompletedBuild", "lastSuccessfulBuild")
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    """One PT job and the builds of it to analyse."""
+
+    name: str
+    builds: list[int] | None = None  # an explicit list; overrides start/end
+    start: int = 1
+    end: BuildRef = "lastCompletedBuild"
+    max_builds: int | None = None  # keep only the newest N builds of the range
+    period_days: int | None = None  # drop builds older than this many days
+    testbeds: int | None = None  # physical testbeds of this topo-arch (None: count from data)
+    dut: str = "vpp"
+
+
+@dataclass(frozen=True)
+class SourceSpec:
+    """A place output.xml files can come from; sources are tried in order per build."""
+
+    name: str
+    type: Literal["local", "jenkins"]
+    path: str | None = None  # local: the directory (DIR/<job>/<build>/output.xml[.gz] or flat)
+    url: str | None = None  # jenkins: base URL, e.g. https://jenkins.fd.io
+    artifacts: list[str] = field(default_factory=list)  # jenkins: ordered URL templates
+    verify_tls: bool = True
+    timeout: float = 30.0  # seconds, connect and read
+    retries: int = 3
+    max_size_mb: int = 2048
+    workers: int = 4
+
+
+@dataclass(frozen=True)
+class DetectorSpec:
+    """Which change detector a test set uses, with its parameters (see pal.analysis)."""
+
+    name: Literal["mdl", "tma", "fisher", "wda"] = "mdl"
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class AlertFilters:
+    """Post-filters on what is alerted (graphs still show every anomaly)."""
+
+    min_change_pct: float = 0.0  # relative change below this is not alerted
+    confirm_runs: int = 1  # alert only when the new level has held this many runs
+
+
+@dataclass(frozen=True)
+class Windows:
+    """Compliance windows in runs (the seeds: 1 week = 10 runs, 5 for a single-testbed topo-arch)."""
+
+    short_term_runs: int = 10
+    short_term_runs_single_testbed: int = 5
+    long_term_runs: int = 180
+    long_term_days: int = 180
+
+
+@dataclass(frozen=True)
+class TestSet:
+    """A named group of series analysed the same way."""
+
+    __test__ = False  # not a pytest class
+
+    name: str
+    jobs: list[str] | None = None  # job names (regexes, full match); None = all jobs
+    select: Selection = field(default_factory=Selection)
+    metrics: list[str] = field(default_factory=lambda: ["mrr"])
+    detector: DetectorSpec = field(default_factory=DetectorSpec)
+    alert_filters: AlertFilters = field(default_factory=AlertFilters)
+    windows: Windows = field(default_factory=Windows)
+    direction: Literal["auto", "higher-is-better", "lower-is-better"] = "auto"
+
+    def direction_of(self, metric: str) -> int:
+        if self.direction == "higher-is-better":
+            return +1
+        if self.direction == "lower-is-better":
+            return -1
+        return METRICS.get(metric, ("", +1))[1]
+
+
+@dataclass(frozen=True)
+class SmtpSpec:
+    host: str
+    port: int = 25
+    sender: str = "pal@localhost"
+    to: list[str] = field(default_factory=list)
+    starttls: bool = False
+    user_env: str | None = None  # name of the env variable holding the user
+    password_env: str | None = None  # name of the env variable holding the password
+
+
+@dataclass(frozen=True)
+class AlertsSpec:
+    enabled: bool = True
+    fail_on: Literal["new-regression", "any-regression", "never"] = "new-regression"
+    regression_result: Literal["UNSTABLE", "FAILURE"] = "FAILURE"  # Jenkins result for exit 2
+    acks: str | None = None  # path of acks.yaml
+    smtp: SmtpSpec | None = None
+
+
+@dataclass(frozen=True)
+class OutputsSpec:
+    dir: str = "out"  # root of everything the run writes: site/, alerts/, exports/, report.json
+    title: str = "Performance trending"
+    dashboards: bool = True
+    graphs: bool = True
+    exports: list[Literal["csv", "parquet", "json"]] = field(default_factory=lambda: ["csv", "parquet"])
+    build_url: str | None = None  # link template for builds, e.g. "{jenkins}/job/{job}/{build}"
+
+
+@dataclass(frozen=True)
+class StoreSpec:
+    path: str = "out/store"  # the Parquet history
+    executor: Literal["local", "dask"] = "local"
+    scheduler: str | None = None  # tcp://host:8786 for an existing Dask cluster
+    workers: int = 2
+
+
+@dataclass(frozen=True)
+class Spec:
+    """A whole PA job."""
+
+    name: str
+    jobs: list[JobSpec]
+    sources: list[SourceSpec]
+    test_sets: list[TestSet]
+    outputs: OutputsSpec = field(default_factory=OutputsSpec)
+    alerts: AlertsSpec = field(default_factory=AlertsSpec)
+    store: StoreSpec = field(default_factory=StoreSpec)
+    testbeds: dict[str, str] = field(default_factory=dict)  # TG IP -> testbed name
+    rename: dict[str, str] = field(default_factory=dict)  # old test id -> new test id
+    rename_file: str | None = None  # a YAML mapping old id -> new id, merged under ``rename``
+    ignore: list[str] = field(default_factory=list)  # test ids (or regexes) to leave out
+    base_dir: str = "."  # directory relative paths are resolved against (the spec's directory)
+
+    def resolve(self, path: str | None) -> Path | None:
+        """A path from the spec, with ${VARS} expanded, relative to the spec file's directory."""
+        if path is None:
+            return None
+        p = Path(os.path.expandvars(os.path.expanduser(path)))
+        return p if p.is_absolute() else (Path(self.base_dir) / p)
+
+    @property
+    def out_dir(self) -> Path:
+        return self.resolve(self.outputs.dir)  # type: ignore[return-value]
+
+    @property
+    def store_dir(self) -> Path:
+        return self.resolve(self.store.path)  # type: ignore[return-value]
+
+    def renames(self) -> dict[str, str]:
+        """The rename mapping: ``rename-file`` entries overridden by inline ``rename`` ones."""
+        merged: dict[str, str] = {}
+        path = self.resolve(self.rename_file)
+        if path is not None:
+            try:
+                data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+            except (OSError, yaml.YAMLError) as exc:
+                raise SpecError("rename-file", str(path), f"a readable YAML mapping ({exc})") from None
+            if not isinstance(data, dict):
+                raise SpecError("rename-file", str(path), "a YAML mapping old-id: new-id")
+            merged.update({str(k).lower(): str(v).lower() for k, v in data.items()})
+        merged.update({k.lower(): v.lower() for k, v in self.rename.items()})
+        return merged
+
+    def job(self, name: str) -> JobSpec | None:
+        return next((j for j in self.jobs if j.name == name), None)
+
+
+# ---------------------------------------------------------------------------
+# Loading
+# ---------------------------------------------------------------------------
+
+
+def load_spec(path: str | os.PathLike[str]) -> Spec:
+    """Read and validate a spec file; raise SpecError naming the key, line and value."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise SpecError("(file)", str(path), f"a readable spec file ({exc.strerror})") from None
+    return parse_spec(text, source=str(path), base_dir=str(path.resolve().parent))
+
+
+def parse_spec(text: str, source: str = "<spec>", base_dir: str = ".") -> Spec:
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark else "(document)"
+        raise SpecError(where, getattr(exc, "problem", str(exc)), "valid YAML", source) from None
+    if node is None:
+        raise SpecError("(document)", None, "a mapping with name, jobs, sources, test-sets", source)
+    lines: dict[str, int] = {}
+    data = _to_python(node, "", lines)
+    if not isinstance(data, dict):
+        raise SpecError("(document)", data, "a mapping at the top level", source)
+    data.setdefault("base-dir", base_dir)
+    builder = _Builder(source, lines)
+    spec = builder.build(Spec, data, "")
+    _check_semantics(spec, builder)
+    return spec
+
+
+def _to_python(node: yaml.Node, path: str, lines: dict[str, int]) -> Any:
+    """YAML node tree -> plain Python, remembering the line of every key path."""
+    lines[path] = node.start_mark.line + 1
+    if isinstance(node, yaml.MappingNode):
+        out: dict[str, Any] = {}
+        for knode, vnode in node.value:
+            key = knode.value
+            sub = f"{path}.{key}" if path else str(key)
+            out[str(key)] = _to_python(vnode, sub, lines)
+        return out
+    if isinstance(node, yaml.SequenceNode):
+        return [_to_python(v, f"{path}[{i}]", lines) for i, v in enumerate(node.value)]
+    loader = yaml.SafeLoader("")
+    try:
+        return loader.construct_object(node, deep=True)
+    finally:
+        loader.dispose()
+
+
+class _Builder:
+    """Turns plain data into the dataclasses above, checking types against the annotations."""
+
+    def __init__(self, source: str, lines: dict[str, int]):
+        self.source = source
+        self.lines = lines
+
+    def fail(self, path: str, value: Any, expected: str) -> typing.NoReturn:
+        line = self._line(path)
+        shown = f"{path} (line {line})" if line else (path or "(document)")
+        raise SpecError(shown, value, expected, self.source)
+
+    def _line(self, path: str) -> int | None:
+        while path:
+            if path in self.lines:
+                return self.lines[path]
+            path = re.sub(r"(\.[^.\[]*|\[\d+\])$", "", path)
+        return None
+
+    def build(self, cls: type, data: Any, path: str) -> Any:
+        if not isinstance(data, dict):
+            self.fail(path, data, f"a mapping ({cls.__name__})")
+        hints = typing.get_type_hints(cls)
+        fields = {f.name: f for f in dataclasses.fields(cls)}
+        kwargs: dict[str, Any] = {}
+        for key, value in data.items():
+            name = key.replace("-", "_")
+            sub = f"{path}.{key}" if path else key
+            if name not in fields or name.startswith("_"):
+                known = ", ".join(sorted(f.replace("_", "-") for f in fields if not f.startswith("_")))
+                self.fail(sub, key, f"one of the keys: {known}")
+            kwargs[name] = self.convert(hints[name], value, sub)
+        for name, f in fields.items():
+            missing = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+            if missing and name not in kwargs:
+                sub = f"{path}.{name.replace('_', '-')}" if path else name.replace("_", "-")
+                self.fail(sub, None, "a value (this key is required)")
+        return cls(**kwargs)
+
+    def convert(self, tp: Any, value: Any, path: str) -> Any:
+        origin = typing.get_origin(tp)
+        args = typing.get_args(tp)
+        if tp is Any:
+            return value
+        if origin in (typing.Union, types.UnionType):
+            if value is None and type(None) in args:
+                return None
+            errors = []
+            for arg in args:
+                if arg is type(None):
+                    continue
+                try:
+                    return self.convert(arg, value, path)
+                except SpecError as exc:
+                    errors.append(exc.expected)
+            self.fail(path, value, " or ".join(errors))
+        if origin is Literal:
+            if value not in args:
+                self.fail(path, value, "one of " + ", ".join(repr(a) for a in args))
+            return value
+        if origin is list:
+            if not isinstance(value, list):
+                self.fail(path, value, "a list")
+            return [self.convert(args[0], v, f"{path}[{i}]") for i, v in enumerate(value)]
+        if origin is dict:
+            if not isinstance(value, dict):
+                self.fail(path, value, "a mapping")
+            return {
+                self.convert(args[0], k, f"{path}.{k}"): self.convert(args[1], v, f"{path}.{k}")
+                for k, v in value.items()
+            }
+        if dataclasses.is_dataclass(tp):
+            return self.build(tp, value, path)
+        if tp is bool:
+            if not isinstance(value, bool):
+                self.fail(path, value, "true or false")
+            return value
+        if tp is int:
+            if isinstance(value, bool) or not isinstance(value, int):
+                self.fail(path, value, "an integer")
+            return value
+        if tp is float:
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                self.fail(path, value, "a number")
+            return float(value)
+        if tp is str:
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                return str(value)  # YAML turns 10.30.51.45-like keys into strings anyway
+            if not isinstance(value, str):
+                self.fail(path, value, "a string")
+            return value
+        raise TypeError(f"spec annotation not handled: {tp!r}")  # a bug in this module, not the spec
+
+
+def _check_semantics(spec: Spec, b: _Builder) -> None:
+    """Checks that need more than one value or a compiler: regexes, windows, references."""
+    if not spec.jobs:
+        b.fail("jobs", spec.jobs, "at least one job")
+    if not spec.sources:
+        b.fail("sources", spec.sources, "at least one data source")
+    if not spec.test_sets:
+        b.fail("test-sets", spec.test_sets, "at least one test set")
+    seen: set[str] = set()
+    for i, job in enumerate(spec.jobs):
+        p = f"jobs[{i}]"
+        if job.name in seen:
+            b.fail(f"{p}.name", job.name, "a job name not listed before")
+        seen.add(job.name)
+        if isinstance(job.end, str) and job.end not in BUILD_ALIASES:
+            b.fail(f"{p}.end", job.end, "a build number or one of " + ", ".join(BUILD_ALIASES))
+        if job.start < 1:
+            b.fail(f"{p}.start", job.start, "a build number >= 1")
+        if isinstance(job.end, int) and job.end < job.start:
+            b.fail(f"{p}.end", job.end, f"a build number >= start ({job.start})")
+        if job.max_builds is not None and job.max_builds < 1:
+            b.fail(f"{p}.max-builds", job.max_builds, "an integer >= 1")
+        if job.period_days is not None and job.period_days < 1:
+            b.fail(f"{p}.period-days", job.period_days, "an integer >= 1 (days)")
+        if job.builds is not None and (not job.builds or min(job.builds) < 1):
+            b.fail(f"{p}.builds", job.builds, "a non-empty list of build numbers >= 1")
+    names: set[str] = set()
+    for i, src in enumerate(spec.sources):
+        p = f"sources[{i}]"
+        if src.name in names:
+            b.fail(f"{p}.name", src.name, "a source name not used before")
+        names.add(src.name)
+        if src.type == "local" and not src.path:
+            b.fail(f"{p}.path", src.path, "a directory (required for a local source)")
+        if src.type == "jenkins":
+            if not src.url or not re.match(r"^https?://", src.url):
+                b.fail(f"{p}.url", src.url, "an http(s):// URL (required for a jenkins source)")
+            if not src.artifacts:
+                b.fail(f"{p}.artifacts", src.artifacts, "a non-empty list of URL templates")
+            for j, tmpl in enumerate(src.artifacts):
+                try:
+                    tmpl.format(jenkins="", job="", build=0)
+                except (KeyError, IndexError, ValueError) as exc:
+                    b.fail(f"{p}.artifacts[{j}]", tmpl, f"a template using only {{jenkins}}, {{job}}, {{build}} ({exc})")
+        for key in ("timeout", "retries", "max_size_mb", "workers"):
+            val = getattr(src, key)
+            if val < (0 if key == "retries" else 1):
+                b.fail(f"{p}.{key.replace('_', '-')}", val, "a positive number")
+    set_names: set[str] = set()
+    for i, ts in enumerate(spec.test_sets):
+        p = f"test-sets[{i}]"
+        if ts.name in set_names:
+            b.fail(f"{p}.name", ts.name, "a test-set name not used before")
+        set_names.add(ts.name)
+        if ts.select.tags:
+            try:
+                TagExpr.parse(ts.select.tags)
+            except TagExprError as exc:
+                b.fail(f"{p}.select.tags", ts.select.tags, f"a tag expression ({exc})")
+        _check_regex(b, f"{p}.select.id-regex", ts.select.id_regex)
+        for j, pat in enumerate(ts.jobs or []):
+            _check_regex(b, f"{p}.jobs[{j}]", pat)
+        if not ts.metrics:
+            b.fail(f"{p}.metrics", ts.metrics, "at least one metric")
+        for j, m in enumerate(ts.metrics):
+            if m not in METRICS:
+                b.fail(f"{p}.metrics[{j}]", m, "one of " + ", ".join(METRICS))
+        w = ts.windows
+        if w.short_term_runs < 1 or w.short_term_runs_single_testbed < 1:
+            b.fail(f"{p}.windows.short-term-runs", w.short_term_runs, "an integer >= 1")
+        if w.long_term_runs <= w.short_term_runs:
+            b.fail(f"{p}.windows.long-term-runs", w.long_term_runs,
+                   f"more runs than short-term-runs ({w.short_term_runs})")
+        if w.long_term_days < 1:
+            b.fail(f"{p}.windows.long-term-days", w.long_term_days, "an integer >= 1 (days)")
+        if ts.alert_filters.confirm_runs < 1:
+            b.fail(f"{p}.alert-filters.confirm-runs", ts.alert_filters.confirm_runs, "an integer >= 1")
+        if ts.alert_filters.min_change_pct < 0:
+            b.fail(f"{p}.alert-filters.min-change-pct", ts.alert_filters.min_change_pct, "a percentage >= 0")
+    for i, pat in enumerate(spec.ignore):
+        _check_regex(b, f"ignore[{i}]", pat)
+    if spec.store.executor == "dask" and spec.store.scheduler and not re.match(r"^(tcp|tls|inproc)://", spec.store.scheduler):
+        b.fail("store.scheduler", spec.store.scheduler, "a Dask scheduler address like tcp://host:8786")
+
+
+def _check_regex(b: _Builder, path: str, pattern: str | None) -> None:
+    if pattern is None:
+        return
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        b.fail(path, pattern, f"a valid regular expression ({exc})")
