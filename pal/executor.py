@@ -1,0 +1,166 @@
+"""Executors: run one function over many small items, in this process, a local process pool,
+or on a Dask cluster, with ordered results and a failure value per failed item.
+
+Items and functions must be small and picklable (paths, BuildFile, dicts): workers read
+archives and write store fragments by path, never DataFrames through the scheduler. An
+exception in one item comes back as ``Failed(item, error)`` in its place; the run goes on.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import logging
+import multiprocessing
+import traceback
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Literal
+
+from pal.progress import Progress
+
+log = logging.getLogger("pal")
+
+
+@dataclass(frozen=True)
+class Failed:
+    """An item whose call raised (or whose worker died): the error text instead of a result."""
+
+    item: Any
+    error: str  # "ExceptionType: message"
+    traceback: str = ""
+
+
+def _call(fn: Callable[[Any], Any], item: Any) -> Any:
+    """Runs in the worker: the result, or Failed with the exception text (never raises)."""
+    try:
+        return fn(item)
+    except Exception as exc:  # noqa: BLE001 - one bad item must not end the run
+        return Failed(item, f"{type(exc).__name__}: {exc}", traceback.format_exc())
+
+
+class Executor:
+    """A context manager with ``map(fn, items, *, label) -> list`` (results in item order)."""
+
+    kind = "inline"
+
+    def __init__(self, workers: int = 1):
+        self.workers = workers
+
+    def __enter__(self) -> "Executor":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Release workers (nothing to do inline)."""
+
+    def map(self, fn: Callable[[Any], Any], items: Iterable[Any], *, label: str) -> list[Any]:
+        """``[fn(item) ...]`` in order; an item that raises gives ``Failed`` in its place."""
+        items = list(items)
+        progress = Progress(label, len(items))
+        out = []
+        for item in items:
+            out.append(_call(fn, item))
+            progress.advance()
+        return out
+
+
+class LocalExecutor(Executor):
+    """A ``ProcessPoolExecutor`` of ``workers`` processes (forkserver: safe beside threads)."""
+
+    kind = "local"
+
+    def __init__(self, workers: int = 2):
+        super().__init__(workers)
+        self._pool: cf.ProcessPoolExecutor | None = None
+
+    def _get_pool(self) -> cf.ProcessPoolExecutor:
+        if self._pool is None:
+            ctx = multiprocessing.get_context("forkserver")
+            self._pool = cf.ProcessPoolExecutor(max_workers=self.workers, mp_context=ctx)
+        return self._pool
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+
+    def map(self, fn: Callable[[Any], Any], items: Iterable[Any], *, label: str) -> list[Any]:
+        items = list(items)
+        progress = Progress(label, len(items))
+        out: list[Any] = [None] * len(items)
+        pool = self._get_pool()
+        futures = {pool.submit(_call, fn, item): i for i, item in enumerate(items)}
+        broken = False
+        for fut in cf.as_completed(futures):
+            i = futures[fut]
+            try:
+                out[i] = fut.result()
+            except BrokenProcessPool as exc:
+                broken = True
+                out[i] = Failed(items[i], f"worker process died: {exc}")
+            except Exception as exc:  # noqa: BLE001 - e.g. an unpicklable result
+                out[i] = Failed(items[i], f"{type(exc).__name__}: {exc}")
+            progress.advance()
+        if broken:  # a dead worker breaks the whole pool: start a fresh one next time
+            self.close()
+        return out
+
+
+class DaskExecutor(Executor):
+    """A ``dask.distributed.Client`` on ``scheduler``, or on a LocalCluster of ``workers`` processes."""
+
+    kind = "dask"
+
+    def __init__(self, workers: int = 2, scheduler: str | None = None):
+        super().__init__(workers)
+        from dask.distributed import Client, LocalCluster
+
+        self.scheduler = scheduler
+        self._cluster = None
+        if scheduler:
+            self.client = Client(scheduler)
+        else:
+            self._cluster = LocalCluster(
+                n_workers=workers, threads_per_worker=1, processes=True,
+                dashboard_address=None, silence_logs=logging.ERROR,
+            )
+            self.client = Client(self._cluster)
+        log.debug("dask executor: %s", self.client)
+
+    def close(self) -> None:
+        self.client.close()
+        if self._cluster is not None:
+            self._cluster.close()
+            self._cluster = None
+
+    def map(self, fn: Callable[[Any], Any], items: Iterable[Any], *, label: str) -> list[Any]:
+        from dask.distributed import as_completed
+
+        items = list(items)
+        progress = Progress(label, len(items))
+        if not items:
+            return []
+        futures = self.client.map(_call, [fn] * len(items), items, pure=False)
+        index = {f.key: i for i, f in enumerate(futures)}
+        out: list[Any] = [None] * len(items)
+        for fut in as_completed(futures):
+            i = index[fut.key]
+            try:
+                out[i] = fut.result()
+            except Exception as exc:  # noqa: BLE001 - a killed worker, an unpicklable result
+                out[i] = Failed(items[i], f"{type(exc).__name__}: {exc}")
+            progress.advance()
+        return out
+
+
+def make_executor(kind: Literal["local", "dask"] = "local", workers: int = 2, scheduler: str | None = None) -> Executor:
+    """The executor named by ``kind``; ``local`` with ``workers=1`` runs inline (no pool)."""
+    if workers < 1:
+        raise ValueError(f"workers must be >= 1, got {workers}")
+    if kind == "local":
+        return Executor(1) if workers == 1 else LocalExecutor(workers)
+    if kind == "dask":
+        return DaskExecutor(workers, scheduler)
+    raise ValueError(f"executor kind must be 'local' or 'dask', got {kind!r}")

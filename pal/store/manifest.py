@@ -1,0 +1,117 @@
+"""The manifest: the store's list of builds, the fragment each build's samples are in, and the
+schema version. It is the store's single source of truth: written last and atomically, so a
+fragment that is not listed (left by a killed run) is ignored and later vacuumed.
+
+On disk: ``manifest.json``::
+
+    {"format": "pal-store", "schema_version": 1,
+     "builds": [{"job": ..., "build": 42, <the other BUILD_COLUMNS>, "sha256": ...,
+                 "fragment": "samples/job=<job>/42-<sha8>-<id>.parquet", "rows": 120,
+                 "stored_at": "2024-01-01T00:00:00+00:00"}, ...]}
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from pal.errors import StoreError
+from pal.model import BUILD_COLUMNS, BuildMeta
+from pal.store.atomic import crash_point, write_text_atomic
+from pal.store.schema import SCHEMA_VERSION, json_safe
+
+MANIFEST_NAME = "manifest.json"
+FORMAT = "pal-store"
+
+BuildKey = tuple[str, int]
+
+
+@dataclass
+class Manifest:
+    """Builds by (job, build); each entry holds BUILD_COLUMNS plus ``fragment``, ``rows``, ``stored_at``."""
+
+    schema_version: int = SCHEMA_VERSION
+    builds: dict[BuildKey, dict[str, Any]] = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, store_dir: Path) -> "Manifest":
+        """Read the manifest (an empty one if the store is new); StoreError if damaged or of another version."""
+        path = Path(store_dir) / MANIFEST_NAME
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return cls()
+        except OSError as exc:
+            raise StoreError(f"{path}: cannot read the store manifest ({exc.strerror})") from None
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise StoreError(f"{path}: damaged store manifest ({exc})") from None
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
+            raise StoreError(f"{path}: not a pal store manifest (format {data.get('format') if isinstance(data, dict) else None!r})")
+        version = data.get("schema_version")
+        if version != SCHEMA_VERSION:
+            raise StoreError(
+                f"{path}: store schema version {version!r} is not the one this pal reads ({SCHEMA_VERSION}); "
+                "re-create the store or use a matching pal version"
+            )
+        builds = {(e["job"], int(e["build"])): e for e in data.get("builds", [])}
+        return cls(version, builds)
+
+    def save(self, store_dir: Path) -> None:
+        """Write atomically (temp file + rename): readers see the old or the new manifest, never a mix."""
+        entries = [self.builds[k] for k in sorted(self.builds)]
+        text = json.dumps(
+            {"format": FORMAT, "schema_version": self.schema_version, "builds": entries},
+            indent=1, sort_keys=True, default=json_safe,
+        )
+        write_text_atomic(Path(store_dir) / MANIFEST_NAME, text, step="manifest-temp")
+        crash_point("manifest-replaced")
+
+    def fragments(self, jobs: list[str] | None = None) -> list[str]:
+        """Relative paths of the listed fragments, for all jobs or only ``jobs``, in (job, build) order."""
+        wanted = None if jobs is None else set(jobs)
+        return [e["fragment"] for k, e in sorted(self.builds.items()) if wanted is None or k[0] in wanted]
+
+
+def entry_of(meta: BuildMeta, sha256: str, fragment: str, rows: int) -> dict[str, Any]:
+    """A manifest entry for one build: BuildMeta's fields with the archive hash given here."""
+    def iso(t: datetime | None) -> str | None:
+        return None if t is None else pd.Timestamp(t).isoformat()
+
+    return {
+        "job": meta.job,
+        "build": int(meta.build),
+        "build_time": iso(meta.build_time),
+        "start_time": iso(meta.start_time),
+        "dut": meta.dut,
+        "dut_version": meta.dut_version,
+        "testbed": meta.testbed,
+        "passed": int(meta.passed),
+        "failed": int(meta.failed),
+        "duration_s": None if meta.duration_s is None else float(meta.duration_s),
+        "source_file": meta.source_file,
+        "sha256": sha256,
+        "fragment": fragment,
+        "rows": int(rows),
+        "stored_at": datetime.now(timezone.utc).isoformat(),
+    }
+
+
+def builds_frame(entries: list[dict[str, Any]]) -> pd.DataFrame:
+    """The builds table (BUILD_COLUMNS with their dtypes) from manifest entries."""
+    out: dict[str, pd.Series] = {}
+    for col, dtype in BUILD_COLUMNS.items():
+        values = [e.get(col) for e in entries]
+        if dtype.startswith("datetime64"):
+            out[col] = pd.to_datetime(pd.Series(values, dtype="object"), utc=True, format="ISO8601").astype(dtype)
+        elif dtype == "float64":
+            out[col] = pd.Series([float("nan") if v is None else v for v in values], dtype="float64")
+        else:
+            out[col] = pd.Series(values, dtype="object").astype(dtype)
+    return pd.DataFrame(out)

@@ -1,0 +1,115 @@
+"""Arrow schemas of the stored tables and the DataFrame <-> Arrow conversions.
+
+The samples table is stored with explicit Arrow types (not pandas' inferred ones) so that
+every fragment has the same schema: ``trials`` is ``list<double>``, ``tags`` is
+``list<string>``, missing numbers are Arrow nulls and come back as NaN (never 0.0).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Iterable
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from pal.model import SAMPLE_COLUMNS, coerce_samples
+
+#: Bumped whenever the on-disk layout or the samples schema changes incompatibly.
+SCHEMA_VERSION = 1
+
+_ARROW_OF_PANDAS = {
+    "string": pa.string(),
+    "int64": pa.int64(),
+    "float64": pa.float64(),
+    "datetime64[ns, UTC]": pa.timestamp("ns", tz="UTC"),
+}
+_LIST_TYPES = {"trials": pa.list_(pa.float64()), "tags": pa.list_(pa.string())}
+
+
+def _arrow_type(col: str) -> pa.DataType:
+    if col in _LIST_TYPES:
+        return _LIST_TYPES[col]
+    return _ARROW_OF_PANDAS[SAMPLE_COLUMNS[col]]
+
+
+SAMPLES_SCHEMA = pa.schema([pa.field(c, _arrow_type(c)) for c in SAMPLE_COLUMNS])
+
+#: Columns the samples table is always sorted by.
+SORT_KEYS = ("job", "build", "test_id", "metric")
+
+
+def _list_cell(value: object, as_str: bool) -> list | None:
+    """A trials/tags cell as a plain list (None stays None; numpy arrays and tuples become lists)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA:
+        return None
+    items = list(value)  # type: ignore[call-overload]
+    return [str(v) for v in items] if as_str else [float(v) for v in items]
+
+
+def samples_to_arrow(df: pd.DataFrame) -> pa.Table:
+    """A samples DataFrame (any column order, missing columns allowed) as a Table of SAMPLES_SCHEMA."""
+    df = coerce_samples(df)
+    arrays = []
+    for col in SAMPLE_COLUMNS:
+        typ = SAMPLES_SCHEMA.field(col).type
+        if col in _LIST_TYPES:
+            cells = [_list_cell(v, col == "tags") for v in df[col].tolist()]
+            arrays.append(pa.array(cells, type=typ))  # NaN inside trials stays NaN
+        else:
+            arrays.append(pa.array(df[col], type=typ, from_pandas=True))  # NaN/NA -> null
+    return pa.Table.from_arrays(arrays, schema=SAMPLES_SCHEMA)
+
+
+def _lists_of(column: pa.ChunkedArray, as_tuple: bool) -> list:
+    out: list = column.to_pylist()
+    if as_tuple:
+        out = [None if v is None else tuple(v) for v in out]
+    return out
+
+
+def arrow_to_samples(table: pa.Table, columns: Iterable[str] | None = None) -> pd.DataFrame:
+    """A Table of (a subset of) SAMPLES_SCHEMA as a DataFrame with pal.model dtypes.
+
+    ``trials`` comes back as Python lists of floats (or None), ``tags`` as tuples of strings.
+    With ``columns`` None the result has exactly SAMPLE_COLUMNS (coerce_samples).
+    """
+    names = list(columns) if columns is not None else list(SAMPLE_COLUMNS)
+    data: dict[str, object] = {}
+    n = table.num_rows
+    for col in names:
+        arr = table.column(col)
+        if col in _LIST_TYPES:
+            data[col] = pd.Series(_lists_of(arr, col == "tags"), dtype="object")
+        else:
+            data[col] = arr.to_pandas()
+    df = pd.DataFrame(data, index=pd.RangeIndex(n))
+    if columns is None:
+        return coerce_samples(df)
+    for col in names:
+        dtype = SAMPLE_COLUMNS[col]
+        if dtype.startswith("datetime64"):
+            df[col] = pd.to_datetime(df[col], utc=True)
+        elif dtype != "object":
+            df[col] = df[col].astype(dtype)
+    return df
+
+
+def empty_table() -> pa.Table:
+    return SAMPLES_SCHEMA.empty_table()
+
+
+def json_safe(obj: object) -> object:
+    """``json.dumps(default=...)``: numpy scalars/arrays, timestamps, tuples and sets to JSON types."""
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    if isinstance(obj, (pd.Timestamp,)):
+        return obj.isoformat()
+    if hasattr(obj, "isoformat"):
+        return obj.isoformat()  # datetime, date
+    if isinstance(obj, (set, frozenset)):
+        return sorted(obj)
+    raise TypeError(f"not JSON-serialisable: {type(obj).__name__}")

@@ -1,0 +1,377 @@
+"""The history store: samples as Parquet fragments (one per job/build), a JSON manifest of
+builds, MDL states and the previous run's alerts, all under one directory.
+
+Layout::
+
+    <store>/manifest.json                                  builds, fragment paths, schema version
+    <store>/samples/job=<job>/<build>-<sha8>-<id>.parquet  one fragment per (job, build)
+    <store>/state/<name>.json                              MDL states (series key -> state)
+    <store>/alerts.json                                    the previous run's alerts
+    <store>/staging/                                       fragments written by workers
+    <store>/.lock                                          the single-writer lock (holder's pid)
+
+Every write goes to a temp file in the target directory and is renamed into place; the
+manifest is written last, so a killed run leaves the previous state readable. Readers take
+no lock: they read the manifest, then only the fragments it lists.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import logging
+import os
+import shutil
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
+from urllib.parse import quote
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as ds
+import pyarrow.parquet as pq
+
+from pal.errors import StoreError
+from pal.model import SAMPLE_COLUMNS, BuildMeta
+from pal.store.atomic import crash_point, is_temp, write_atomic, write_text_atomic
+from pal.store.lock import LOCK_NAME, StoreLock
+from pal.store.manifest import MANIFEST_NAME, Manifest, builds_frame, entry_of
+from pal.store.schema import SAMPLES_SCHEMA, SCHEMA_VERSION, SORT_KEYS, arrow_to_samples, json_safe, samples_to_arrow
+
+if TYPE_CHECKING:
+    from pal.store.ingest import Fragment
+
+log = logging.getLogger("pal")
+
+SAMPLES_DIR = "samples"
+STATE_DIR = "state"
+STAGING_DIR = "staging"
+ALERTS_NAME = "alerts.json"
+_MISSING = object()
+
+
+@dataclass
+class CommitResult:
+    """What ``commit_fragments`` did: build keys ``"job/build"`` per outcome."""
+
+    added: list[str] = field(default_factory=list)
+    replaced: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    skipped: list["Fragment"] = field(default_factory=list)  # fragments with an error: not stored
+
+
+def write_fragment(samples: pd.DataFrame | pa.Table, target: Path, *, step: str | None = "fragment-temp") -> int:
+    """Write samples (sorted by test_id, metric) as one Parquet file, atomically; return the row count."""
+    table = samples if isinstance(samples, pa.Table) else samples_to_arrow(samples)
+    if table.num_rows:
+        table = table.take(pc.sort_indices(table, sort_keys=[(k, "ascending") for k in SORT_KEYS]))
+    write_atomic(target, lambda p: pq.write_table(table, p, compression="zstd"), step=step)
+    return table.num_rows
+
+
+def fragment_name(job: str, build: int, sha256: str) -> str:
+    """Relative path of a new fragment; unique per write so a replacement never overwrites a listed file."""
+    return f"{SAMPLES_DIR}/job={quote(job, safe='')}/{int(build)}-{(sha256 or 'nohash')[:8]}-{uuid.uuid4().hex[:6]}.parquet"
+
+
+class Store:
+    """A Parquet history of samples and builds under ``path`` (created on the first write).
+
+    Opening reads the manifest and raises StoreError if it is damaged or of another schema
+    version. Write methods take the lock themselves (re-entrant within this instance), so a
+    second process writing at the same time gets StoreError "store locked by pid N".
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, lock_timeout: float = 0.0):
+        self.path = Path(path)
+        self.lock_timeout = lock_timeout
+        self._lock = StoreLock(self.path)
+        self._depth = 0
+        self._cache: tuple[tuple[int, int, int], Manifest] | None = None
+        self._manifest()  # validate the schema version now
+
+    # ------------------------------------------------------------------ locking
+
+    @contextlib.contextmanager
+    def lock(self, timeout: float | None = None) -> Iterator["Store"]:
+        """Hold the exclusive writer lock; StoreError "locked by pid N" if another holder keeps it past ``timeout``."""
+        if self._depth == 0:
+            self._lock.acquire(self.lock_timeout if timeout is None else timeout)
+        self._depth += 1
+        try:
+            yield self
+        finally:
+            self._depth -= 1
+            if self._depth == 0:
+                self._lock.release()
+
+    # ------------------------------------------------------------------ builds and samples
+
+    def _manifest(self) -> Manifest:
+        """The current manifest, re-read when the file changed (another process may have written)."""
+        try:
+            st = (self.path / MANIFEST_NAME).stat()
+            stamp = (st.st_ino, st.st_mtime_ns, st.st_size)
+        except FileNotFoundError:
+            stamp = (0, 0, 0)
+        if self._cache is None or self._cache[0] != stamp:
+            self._cache = (stamp, Manifest.load(self.path))
+        return self._cache[1]
+
+    def _save(self, manifest: Manifest) -> None:
+        manifest.save(self.path)
+        self._cache = None
+
+    def has_build(self, job: str, build: int, sha256: str | None = None) -> bool:
+        """True if (job, build) is stored, and (when ``sha256`` is given) from an archive with that hash."""
+        entry = self._manifest().builds.get((job, int(build)))
+        return entry is not None and (sha256 is None or entry.get("sha256") == sha256)
+
+    def insert(self, samples: pd.DataFrame, meta: BuildMeta, sha256: str, *, replace: bool = False) -> str:
+        """Store one build's samples; return "added", "replaced" or "unchanged".
+
+        Idempotent: the same (job, build, sha256) again is "unchanged" (nothing written) unless
+        ``replace``; a different sha256 (a changed archive) replaces the stored build.
+        """
+        with self.lock():
+            manifest = Manifest.load(self.path)
+            key = (meta.job, int(meta.build))
+            old = manifest.builds.get(key)
+            if old is not None and old.get("sha256") == sha256 and not replace:
+                return "unchanged"
+            rel = fragment_name(meta.job, meta.build, sha256)
+            rows = write_fragment(samples, self.path / rel)
+            crash_point("fragments-placed")
+            manifest.builds[key] = entry_of(meta, sha256, rel, rows)
+            self._save(manifest)
+            if old is not None:
+                self._unlink_fragment(old["fragment"], keep=rel)
+            return "added" if old is None else "replaced"
+
+    def staging_dir(self) -> Path:
+        """Where workers write fragments for ``commit_fragments`` (inside the store: same filesystem)."""
+        path = self.path / STAGING_DIR
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def commit_fragments(self, fragments: Iterable["Fragment"], *, replace: bool = False) -> CommitResult:
+        """Move fragments written by workers into place and list them in the manifest, in one atomic step.
+
+        A fragment with ``error`` set (or no file) is skipped and returned in ``skipped``; one
+        whose (job, build, sha256) is already stored is "unchanged" and its staged file deleted.
+        """
+        result = CommitResult()
+        with self.lock():
+            manifest = Manifest.load(self.path)
+            obsolete: list[str] = []
+            for frag in fragments:
+                name = f"{frag.job}/{frag.build}"
+                if frag.error or not frag.path or frag.meta is None:
+                    result.skipped.append(frag)
+                    continue
+                key = (frag.job, int(frag.build))
+                old = manifest.builds.get(key)
+                if old is not None and old.get("sha256") == frag.sha256 and not replace:
+                    Path(frag.path).unlink(missing_ok=True)
+                    result.unchanged.append(name)
+                    continue
+                rel = fragment_name(frag.job, frag.build, frag.sha256)
+                self._move_in(Path(frag.path), self.path / rel)
+                manifest.builds[key] = entry_of(frag.meta, frag.sha256, rel, frag.rows)
+                if old is not None:
+                    obsolete.append(old["fragment"])
+                (result.added if old is None else result.replaced).append(name)
+            if not (result.added or result.replaced):
+                return result
+            crash_point("fragments-placed")
+            self._save(manifest)
+            for rel in obsolete:
+                self._unlink_fragment(rel)
+        return result
+
+    def remove_build(self, job: str, build: int) -> bool:
+        """Forget one build (manifest first, then its file); False if it was not stored."""
+        with self.lock():
+            manifest = Manifest.load(self.path)
+            old = manifest.builds.pop((job, int(build)), None)
+            if old is None:
+                return False
+            self._save(manifest)
+            self._unlink_fragment(old["fragment"])
+            return True
+
+    def samples(self, jobs: Iterable[str] | str | None = None, columns: Iterable[str] | None = None) -> pd.DataFrame:
+        """The stored samples of ``jobs`` (all if None), only ``columns`` (all if None; SAMPLE_COLUMNS dtypes).
+
+        Sorted by job, build, test_id, metric. Only the fragments of the wanted jobs are opened and
+        only the wanted columns are read. ``trials`` are lists of floats, ``tags`` tuples of strings.
+        """
+        if isinstance(jobs, str):
+            jobs = [jobs]
+        wanted = None if columns is None else list(columns)
+        unknown = [c for c in (wanted or []) if c not in SAMPLE_COLUMNS]
+        if unknown:
+            raise StoreError(f"{self.path}: unknown sample columns {unknown}")
+        read = None if wanted is None else wanted + [k for k in SORT_KEYS if k not in wanted]
+        table = self._read(None if jobs is None else list(jobs), read)
+        if table.num_rows:
+            table = table.take(pc.sort_indices(table, sort_keys=[(k, "ascending") for k in SORT_KEYS]))
+        return arrow_to_samples(table, wanted)
+
+    def _read(self, jobs: list[str] | None, columns: list[str] | None) -> pa.Table:
+        rels = self._manifest().fragments(jobs)
+        if not rels:
+            table = SAMPLES_SCHEMA.empty_table()
+            return table if columns is None else table.select(columns)
+        dataset = ds.dataset([str(self.path / r) for r in rels], schema=SAMPLES_SCHEMA, format="parquet")
+        try:
+            return dataset.to_table(columns=columns)
+        except (OSError, pa.ArrowInvalid) as exc:
+            raise StoreError(f"{self.path}: cannot read a listed fragment ({exc})") from None
+
+    def builds(self, jobs: Iterable[str] | str | None = None) -> pd.DataFrame:
+        """The builds table (pal.model.BUILD_COLUMNS, sha256 = the archive's hash), sorted by job, build."""
+        if isinstance(jobs, str):
+            jobs = [jobs]
+        wanted = None if jobs is None else set(jobs)
+        m = self._manifest()
+        return builds_frame([e for k, e in sorted(m.builds.items()) if wanted is None or k[0] in wanted])
+
+    # ------------------------------------------------------------------ MDL state and alerts
+
+    def _state_path(self, name: str) -> Path:
+        return self.path / STATE_DIR / f"{quote(name, safe='')}.json"
+
+    def save_state(self, name: str, key_or_states: str | Mapping[str, Any], obj: Any = _MISSING) -> None:
+        """Save MDL states under ``name`` (one file per name, e.g. per job), atomically.
+
+        ``save_state(name, {series_key: state, ...})`` replaces the whole mapping;
+        ``save_state(name, series_key, state)`` sets one entry and keeps the others.
+        Keys are strings; states are JSON-able (numpy scalars/arrays are converted).
+        """
+        with self.lock():
+            if obj is _MISSING:
+                if not isinstance(key_or_states, Mapping):
+                    raise TypeError("save_state(name, states) needs a mapping; or call save_state(name, key, state)")
+                states = dict(key_or_states)
+            else:
+                states = self.load_state(name)
+                states[key_or_states] = obj  # type: ignore[index]
+            bad = [k for k in states if not isinstance(k, str)]
+            if bad:
+                raise TypeError(f"state keys must be strings, got {bad[0]!r} in state {name!r}")
+            text = json.dumps({"schema_version": SCHEMA_VERSION, "states": states}, sort_keys=True, default=json_safe)
+            write_text_atomic(self._state_path(name), text)
+
+    def load_state(self, name: str) -> dict[str, Any]:
+        """The states saved under ``name`` ({} if none)."""
+        return self._load_json(self._state_path(name), "states", {})
+
+    def save_alerts(self, alerts: Iterable[Mapping[str, Any] | Any]) -> None:
+        """Keep this run's alerts (dicts or dataclasses) for the next run's "new regression" check."""
+        rows = [dataclasses.asdict(a) if dataclasses.is_dataclass(a) else dict(a) for a in alerts]
+        with self.lock():
+            text = json.dumps({"schema_version": SCHEMA_VERSION, "alerts": rows}, sort_keys=True, default=json_safe)
+            write_text_atomic(self.path / ALERTS_NAME, text)
+
+    def load_alerts(self) -> list[dict[str, Any]]:
+        """The alerts saved by the previous run ([] if none)."""
+        return self._load_json(self.path / ALERTS_NAME, "alerts", [])
+
+    @staticmethod
+    def _load_json(path: Path, member: str, default: Any) -> Any:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return default
+        except (OSError, json.JSONDecodeError) as exc:
+            raise StoreError(f"{path}: unreadable ({exc})") from None
+        if data.get("schema_version") != SCHEMA_VERSION:
+            raise StoreError(f"{path}: schema version {data.get('schema_version')!r}, expected {SCHEMA_VERSION}")
+        return data.get(member, default)
+
+    # ------------------------------------------------------------------ maintenance
+
+    def info(self) -> dict[str, Any]:
+        """Jobs, builds, rows, size on disk (bytes) and schema version, plus per-job counts."""
+        m = self._manifest()
+        per_job: dict[str, dict[str, int]] = {}
+        for (job, build), e in sorted(m.builds.items()):
+            j = per_job.setdefault(job, {"builds": 0, "rows": 0, "first_build": build, "last_build": build})
+            j["builds"] += 1
+            j["rows"] += int(e.get("rows", 0))
+            j["last_build"] = build
+        size = sum(p.stat().st_size for p in self.path.rglob("*") if p.is_file()) if self.path.exists() else 0
+        return {
+            "path": str(self.path),
+            "schema_version": m.schema_version,
+            "jobs": len(per_job),
+            "builds": len(m.builds),
+            "rows": sum(j["rows"] for j in per_job.values()),
+            "size_bytes": size,
+            "per_job": per_job,
+        }
+
+    def vacuum(self) -> dict[str, Any]:
+        """Remove temp files, staged leftovers and fragments the manifest does not list; return what went."""
+        removed: list[str] = []
+        freed = 0
+        if not self.path.exists():
+            return {"removed": removed, "bytes": 0}
+        with self.lock():
+            listed = set(Manifest.load(self.path).fragments())
+            for p in sorted(self.path.rglob("*")):
+                if not p.is_file() or p.name == LOCK_NAME:
+                    continue
+                rel = p.relative_to(self.path).as_posix()
+                orphan = rel.startswith(SAMPLES_DIR + "/") and rel not in listed
+                if is_temp(p) or orphan or rel.startswith(STAGING_DIR + "/"):
+                    freed += p.stat().st_size
+                    p.unlink()
+                    removed.append(rel)
+            for d in sorted((p for p in self.path.rglob("*") if p.is_dir()), key=lambda p: -len(p.parts)):
+                if d.name in (SAMPLES_DIR, STATE_DIR):
+                    continue
+                with contextlib.suppress(OSError):
+                    d.rmdir()  # only empty ones
+        if removed:
+            log.info("store vacuum: removed %d files (%d bytes)", len(removed), freed)
+        return {"removed": removed, "bytes": freed}
+
+    def export(self, path: str | os.PathLike[str], jobs: Iterable[str] | None = None) -> Path:
+        """Write all (or ``jobs``') samples to ``path``: .parquet (Arrow types) or .csv (trials/tags as JSON lists)."""
+        path = Path(path)
+        suffix = path.suffix.lower()
+        if suffix == ".parquet":
+            table = self._read(None if jobs is None else list(jobs), None)
+            if table.num_rows:
+                table = table.take(pc.sort_indices(table, sort_keys=[(k, "ascending") for k in SORT_KEYS]))
+            write_atomic(path, lambda p: pq.write_table(table, p, compression="zstd"))
+        elif suffix == ".csv":
+            df = self.samples(jobs)
+            for col in ("trials", "tags"):
+                df[col] = [None if v is None else json.dumps(list(v)) for v in df[col]]
+            write_atomic(path, lambda p: df.to_csv(p, index=False))
+        else:
+            raise StoreError(f"{path}: export format must be .csv or .parquet")
+        return path
+
+    # ------------------------------------------------------------------ helpers
+
+    def _move_in(self, staged: Path, target: Path) -> None:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.replace(staged, target)
+        except OSError as exc:
+            if exc.errno != 18:  # EXDEV: staging on another filesystem -> copy, then rename
+                raise StoreError(f"{staged}: cannot move the fragment into the store ({exc.strerror})") from None
+            write_atomic(target, lambda p: shutil.copyfile(staged, p))
+            staged.unlink(missing_ok=True)
+
+    def _unlink_fragment(self, rel: str, keep: str | None = None) -> None:
+        if rel != keep:
+            (self.path / rel).unlink(missing_ok=True)
