@@ -1,0 +1,169 @@
+"""One build's output.xml -> the samples table rows, the BuildMeta and the per-test problems.
+
+Decisions (documented in docs/parse.md too):
+- A file that cannot be read to its end raises ParseError, including a truncated XML
+  whose earlier tests are complete: a partial build would silently look like missing tests.
+- A PASS test whose message no parser understands gives NaN rows and a warning.
+- A test with two ``NTNC`` tags, or without a ``<status>``, is treated as FAIL (NaN rows).
+- SKIP / NOT RUN tests give no rows and are not counted as passed or failed.
+- Tests with no performance type (no MRR/NDRPDR/SOAK/CPS tag, no result message) give no
+  rows but count as passed/failed like every other test.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from pal.errors import ParseError
+from pal.model import METRICS, BuildMeta, coerce_samples, empty_samples, topo_arch_of
+from pal.parse.archive import DEFAULT_MAX_BYTES, read_chunks
+from pal.parse.identity import METRICS_OF_TYPE, TYPE_OF_KIND, apply_rename_ignore, attrs_of, normalise_id
+from pal.parse.messages import MessageParser, parse_message
+from pal.parse.walker import RawTest, Walk
+from pal.report import Problem
+
+
+@dataclass
+class ParseResult:
+    """What one build's file holds: samples (SAMPLE_COLUMNS), build facts and per-test problems."""
+
+    samples: pd.DataFrame
+    meta: BuildMeta
+    problems: list[Problem] = field(default_factory=list)
+
+
+@dataclass
+class _Context:
+    job: str
+    build: int
+    file: str
+    rename: Mapping[str, str]
+    ignore: list[re.Pattern[str]]
+    parsers: list[MessageParser] | None
+    problems: list[Problem] = field(default_factory=list)
+    passed: int = 0
+    failed: int = 0
+
+    def warn(self, test: RawTest, message: str) -> None:
+        self.problems.append(Problem(
+            "parse", f"{self.job}/{self.build}",
+            f"{self.file}: build {self.build}: test {test.long_name}: {message}", "warning",
+            {"file": self.file, "job": self.job, "build": self.build, "test": test.long_name},
+        ))
+
+
+def parse_build(path: str | Path, job: str, build: int, *, testbeds: Mapping[str, str] | None = None,
+                rename: Mapping[str, str] | None = None, ignore: Sequence[str] = (), dut: str = "vpp",
+                max_bytes: int = DEFAULT_MAX_BYTES, parsers: list[MessageParser] | None = None) -> ParseResult:
+    """Parse one build's output.xml (plain, .gz, .xz or .zip) into samples and build facts.
+
+    Args:
+        path: the file; its container is detected from its magic bytes.
+        job, build: the Jenkins job and build number the file belongs to.
+        testbeds: TG IP -> testbed name (an unmapped IP is kept as the name).
+        rename: old normalised test id -> new id.
+        ignore: regexes searched in the (renamed) id; matching tests are left out.
+        dut: which DUT's version to report ("vpp" or "dpdk").
+        max_bytes: cap on the decompressed size.
+        parsers: message parsers to use (default: all of ``pal.parse.messages.PARSERS``).
+
+    Raises:
+        ParseError: the file cannot be read as a complete Robot Framework result.
+    """
+    file = str(path)
+    try:
+        patterns = [re.compile(p) for p in ignore]
+    except re.error as exc:
+        raise ParseError(file, f"invalid ignore pattern: {exc}", build) from None
+    ctx = _Context(job, int(build), file, dict(rename or {}), patterns, parsers)
+    walk = Walk(file, build)
+    rows: list[dict[str, Any]] = []
+    for test in walk.tests(read_chunks(path, build, max_bytes=max_bytes)):
+        rows.extend(_rows_of(test, ctx))
+
+    top = walk.top
+    version = walk.facts.versions.get(dut.lower())
+    tg_ip = walk.facts.tg_ip
+    testbed = (testbeds or {}).get(tg_ip, tg_ip) if tg_ip else None
+    meta = BuildMeta(
+        job=job, build=int(build), build_time=top.end if top else None, start_time=top.start if top else None,
+        dut=dut, dut_version=version, testbed=testbed, passed=ctx.passed, failed=ctx.failed,
+        duration_s=top.elapsed_s if top else None, source_file=file,
+    )
+    if not rows:
+        return ParseResult(empty_samples(), meta, ctx.problems)
+    df = pd.DataFrame.from_records(rows)
+    df["job"] = job
+    df["build"] = int(build)
+    df["build_time"] = pd.Timestamp(meta.build_time) if meta.build_time else pd.NaT
+    df["topo_arch"] = topo_arch_of(job)
+    df["testbed"] = testbed
+    df["dut"] = dut
+    df["dut_version"] = version
+    df["source_file"] = file
+    return ParseResult(coerce_samples(df), meta, ctx.problems)
+
+
+def _rows_of(test: RawTest, ctx: _Context) -> Iterable[dict[str, Any]]:
+    tid = normalise_id(test.long_name, test.tags)
+    test_id = apply_rename_ignore(tid.value, ctx.rename, ctx.ignore)
+    if test_id is None:
+        return []
+    status, message = test.status, test.message
+    if status is None:
+        ctx.warn(test, "test has no <status>: treated as FAIL")
+        status, message = "FAIL", "no status in output.xml"
+    elif status not in ("PASS", "FAIL"):
+        return []  # SKIP / NOT RUN: the test did not run
+    if tid.problem:
+        ctx.warn(test, tid.problem + ": treated as FAIL")
+        status, message = "FAIL", f"{tid.problem}; {test.status}: {test.message}".strip()
+    if status == "PASS":
+        ctx.passed += 1
+    else:
+        ctx.failed += 1
+
+    attrs = attrs_of(test.name, test.suite_name, test.tags)
+    base = {
+        "test_id": test_id, "test_name": test.name, "suite": test.suite.lower(),
+        "nic": attrs.nic, "frame_size": attrs.frame_size, "cores": attrs.cores,
+        "threads_cores": attrs.threads_cores, "driver": attrs.driver, "topology": attrs.topology,
+        "tags": tuple(t.upper() for t in test.tags), "status": status,
+    }
+    if status == "FAIL":
+        if attrs.test_type is None:
+            return []
+        return [_row(base, attrs.test_type, m, math.nan, message=message) for m in METRICS_OF_TYPE[attrs.test_type]]
+
+    measured, _ = parse_message(message, ctx.parsers)
+    if measured is None:
+        if attrs.test_type is None:
+            return []  # not a performance test
+        ctx.warn(test, f"unparsable {attrs.test_type} message: {message.strip()[:120]!r}")
+        return [_row(base, attrs.test_type, m, math.nan, message=message) for m in METRICS_OF_TYPE[attrs.test_type]]
+    if measured.problem:
+        ctx.warn(test, measured.problem)
+    test_type = attrs.test_type
+    if test_type is None or not set(measured.values) <= set(METRICS_OF_TYPE[test_type]):
+        test_type = TYPE_OF_KIND[measured.kind]
+    return [
+        _row(base, test_type, metric, value,
+             stdev=measured.stdev if measured.trials is not None else math.nan,
+             trials=measured.trials, message=message if math.isnan(value) else "")
+        for metric, value in measured.values.items()
+    ]
+
+
+def _row(base: dict[str, Any], test_type: str, metric: str, value: float, *, stdev: float = math.nan,
+         trials: list[float] | None = None, message: str = "") -> dict[str, Any]:
+    row = dict(base)
+    row.update(test_type=test_type, metric=metric, unit=METRICS[metric][0], value=value, stdev=stdev,
+               trials=list(trials) if trials is not None else None, message=message)
+    return row

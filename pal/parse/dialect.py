@@ -1,0 +1,82 @@
+"""The differences between Robot Framework output.xml generations (CSIT-FORMATS.md §2).
+
+| aspect  | RF 3.x                    | RF 4-6            | RF 7                    |
+|---------|---------------------------|-------------------|-------------------------|
+| keyword | ``type="setup"``          | ``type="SETUP"``  | ``type="SETUP"``        |
+| message | ``<msg timestamp>``       | same              | ``<msg time>``          |
+| status  | ``starttime``/``endtime`` | same              | ``start`` + ``elapsed`` |
+| tags    | ``<tags><tag>``           | ``<tag>`` in test | same                    |
+
+Every function here accepts all three, so the walker never asks which generation it reads.
+Timestamps carry no zone in output.xml; CSIT runs in UTC, so they are read as UTC.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+
+from lxml import etree
+
+
+@dataclass(frozen=True)
+class StatusTimes:
+    """Start, end and duration of a suite/test/keyword status, whatever the dialect."""
+
+    start: datetime | None
+    end: datetime | None
+    elapsed_s: float | None
+
+
+def parse_time(text: str | None) -> datetime | None:
+    """``20220124 03:09:00.123`` (RF < 7) or ISO ``2022-01-24T03:09:00.123456`` (RF 7), as UTC."""
+    if not text or text == "N/A":
+        return None
+    try:
+        if "T" in text or "-" in text[:8]:
+            dt = datetime.fromisoformat(text)
+        else:
+            dt = datetime.strptime(text, "%Y%m%d %H:%M:%S.%f" if "." in text else "%Y%m%d %H:%M:%S")
+    except ValueError:
+        return None
+    return dt.replace(tzinfo=timezone.utc) if dt.tzinfo is None else dt.astimezone(timezone.utc)
+
+
+def status_times(status: etree._Element | None) -> StatusTimes:
+    """Times of a ``<status>`` element: RF 7 ``start``+``elapsed``, older ``starttime``+``endtime``."""
+    if status is None:
+        return StatusTimes(None, None, None)
+    elapsed_attr = status.get("elapsed")
+    if elapsed_attr is not None or status.get("start") is not None:
+        start = parse_time(status.get("start"))
+        try:
+            elapsed = float(elapsed_attr) if elapsed_attr is not None else None
+        except ValueError:
+            elapsed = None
+        end = start + timedelta(seconds=elapsed) if start is not None and elapsed is not None else None
+        return StatusTimes(start, end, elapsed)
+    start = parse_time(status.get("starttime"))
+    end = parse_time(status.get("endtime"))
+    elapsed = (end - start).total_seconds() if start is not None and end is not None else None
+    return StatusTimes(start, end, elapsed)
+
+
+def is_setup(kw: etree._Element) -> bool:
+    """A setup keyword: ``type="setup"`` (RF 3) or ``type="SETUP"`` (RF 4+)."""
+    return kw.get("type", "").lower() == "setup"
+
+
+def tags_of(test: etree._Element) -> tuple[str, ...]:
+    """The test's own tags (not keyword tags): ``<tag>`` children, or inside ``<tags>`` (RF 3)."""
+    tags = [t.text or "" for t in test.iterchildren("tag")]
+    for wrapper in test.iterchildren("tags"):
+        tags.extend(t.text or "" for t in wrapper.iterchildren("tag"))
+    return tuple(t.strip() for t in tags if t and t.strip())
+
+
+def last_status(el: etree._Element) -> etree._Element | None:
+    """The element's own ``<status>`` (its last such child; keywords keep theirs inside themselves)."""
+    found = None
+    for found in el.iterchildren("status", reversed=True):
+        break
+    return found

@@ -1,0 +1,208 @@
+"""CSIT test status messages, one small parser per message generation.
+
+Results live only in the text of a test's ``<status>``. CSIT changed that text several
+times; each generation is one entry of ``PARSERS`` (tried in order, first match wins). A
+new generation is a new function plus a new entry, never an edit of an old one.
+
+A parser returns None when the message is not its form, and a ``Measured`` otherwise.
+A message that has the form but carries bad numbers gives NaN values and a ``problem``
+text, never a guessed number.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import statistics
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+#: Latency values CSIT writes when a measurement is invalid (TRex: -1, 0, 2**32-1).
+INVALID_LATENCY = (-1.0, 0.0, 4294967295.0)
+
+_FLOAT = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|nan|NaN|inf"
+
+
+@dataclass(frozen=True)
+class Measured:
+    """What one message says: metric -> value, plus MRR trials and any doubt about the numbers."""
+
+    kind: str  # "mrr" | "cps" | "ndrpdr" | "soak": the test family the message belongs to
+    values: dict[str, float]  # pal.model.METRICS name -> value (NaN when invalid)
+    trials: list[float] | None = None
+    stdev: float = math.nan
+    problem: str | None = None  # set when the form matched but a number was unusable
+    extra: dict[str, float] = field(default_factory=dict)  # NDR/PDR upper bounds, Gbps, ...
+
+
+@dataclass(frozen=True)
+class MessageParser:
+    """One message generation: its name and the function reading it."""
+
+    name: str
+    parse: Callable[[str], Measured | None]
+
+    @property
+    def generation(self) -> str:
+        return (self.parse.__doc__ or "").strip().splitlines()[0]
+
+
+def _floats(text: str) -> list[float] | None:
+    items = [s.strip() for s in text.split(",") if s.strip()]
+    try:
+        return [float(s) for s in items]
+    except ValueError:
+        return None
+
+
+def _trials_measured(kind: str, metric: str, trials: list[float] | None, raw: str) -> Measured:
+    if not trials:
+        return Measured(kind, {metric: math.nan}, None, math.nan, f"no usable trial values in [{raw[:80]}]")
+    bad = [t for t in trials if not math.isfinite(t) or t < 0]
+    if bad:
+        return Measured(kind, {metric: math.nan}, trials, math.nan, f"invalid trial values {bad[:3]}")
+    return Measured(kind, {metric: statistics.fmean(trials)}, trials, statistics.pstdev(trials))
+
+
+_MRR_PPS = re.compile(r"Maximum Receive Rate trial results\s+in packets per second:\s*\[([^\]]*)\]")
+
+
+def mrr_trials_pps(text: str) -> Measured | None:
+    """MRR trial list in pps (CSIT 2019-): ``Maximum Receive Rate trial results in packets per second: [..]``."""
+    m = _MRR_PPS.search(text)
+    if not m:
+        return None
+    return _trials_measured("mrr", "mrr", _floats(m.group(1)), m.group(1))
+
+
+_MRR_CPS = re.compile(
+    r"Maximum Receive Rate trial results\s+in (?:estimated )?connections per second:\s*\[([^\]]*)\]"
+)
+
+
+def mrr_trials_cps(text: str) -> Measured | None:
+    """MRR trial list of CPS tests (CSIT 2021-): ``... trial results in [estimated ]connections per second: [..]``."""
+    m = _MRR_CPS.search(text)
+    if not m:
+        return None
+    return _trials_measured("cps", "cps", _floats(m.group(1)), m.group(1))
+
+
+_MRR_2018 = re.compile(
+    r"MaxReceivedRate_Results\s*\[pkts/(" + _FLOAT + r")\s*sec\]:\s*tx\s+(" + _FLOAT + r"),\s*rx\s+(" + _FLOAT + r")"
+)
+
+
+def mrr_tx_rx_2018(text: str) -> Measured | None:
+    """MRR of 2018: ``MaxReceivedRate_Results [pkts/<secs>sec]: tx <n>, rx <n>``; rate = rx / secs."""
+    m = _MRR_2018.search(text)
+    if not m:
+        return None
+    secs, rx = float(m.group(1)), float(m.group(3))
+    if not (secs > 0 and math.isfinite(rx) and rx >= 0):
+        return Measured("mrr", {"mrr": math.nan}, None, math.nan, f"invalid MaxReceivedRate values: {m.group(0)}")
+    rate = rx / secs
+    return Measured("mrr", {"mrr": rate}, [rate], 0.0)
+
+
+_BOUND = re.compile(r"\b(NDR_LOWER|NDR_UPPER|PDR_LOWER|PDR_UPPER):\s*(" + _FLOAT + r")\s*([a-z]*ps)?(?:,\s*(" + _FLOAT
+                    + r")\s*Gbps)?")
+_LOAD_LATENCY = re.compile(r"Latency at (\d+)% PDR:\s*\[([^\]]*)\]")
+_STREAM = re.compile(r"'([^']*)'|\"([^\"]*)\"")
+
+
+def _latency_avg(stream: str) -> float:
+    """The average of one ``min/avg/max[/hdrh]`` stream string in µs; NaN when invalid."""
+    parts = stream.split("/")
+    if len(parts) < 3:
+        return math.nan
+    try:
+        avg = float(parts[1])
+    except ValueError:
+        return math.nan
+    if not math.isfinite(avg) or avg in INVALID_LATENCY or avg < 0:
+        return math.nan
+    return avg
+
+
+def _bounds(text: str) -> tuple[dict[str, float], str | None] | None:
+    found = {m.group(1): m for m in _BOUND.finditer(text)}
+    if "NDR_LOWER" not in found and "PDR_LOWER" not in found:
+        return None
+    values: dict[str, float] = {}
+    problems = []
+    for name, metric in (("NDR_LOWER", "ndr"), ("PDR_LOWER", "pdr")):
+        m = found.get(name)
+        value = float(m.group(2)) if m else math.nan
+        if not math.isfinite(value) or value <= 0:
+            problems.append(f"{name} missing or invalid")
+            value = math.nan
+        values[metric] = value
+    return values, "; ".join(problems) or None
+
+
+def ndrpdr_load_latency(text: str) -> Measured | None:
+    """NDRPDR with ``Latency at 90/50/10/0% PDR: [..]`` lines (CSIT 2020-): NDR/PDR lower bounds, PDR50 latency."""
+    if not _LOAD_LATENCY.search(text):
+        return None
+    bounds = _bounds(text)
+    if bounds is None:
+        return None
+    values, problem = bounds
+    loads = {int(m.group(1)): m.group(2) for m in _LOAD_LATENCY.finditer(text)}
+    d1 = d2 = math.nan
+    if 50 in loads:
+        streams = [a or b for a, b in _STREAM.findall(loads[50])]
+        if streams:
+            d1 = _latency_avg(streams[0])
+        if len(streams) > 1:
+            d2 = _latency_avg(streams[1])
+    else:
+        problem = "; ".join(filter(None, [problem, "no 'Latency at 50% PDR' line"]))
+    values["latency_pdr50_d1"] = d1
+    values["latency_pdr50_d2"] = d2
+    return Measured("ndrpdr", values, problem=problem)
+
+
+def ndrpdr_bounds(text: str) -> Measured | None:
+    """NDRPDR bounds only (CSIT 2018-2019): ``NDR_LOWER: <f> pps, <f> Gbps`` ... with per-stream LATENCY lines."""
+    bounds = _bounds(text)
+    if bounds is None:
+        return None
+    values, problem = bounds
+    return Measured("ndrpdr", values, problem=problem)
+
+
+_PLR = re.compile(r"PLRsearch (lower|upper) bound:\s*(" + _FLOAT + r")")
+
+
+def soak_plrsearch(text: str) -> Measured | None:
+    """SOAK (CSIT 2019-): ``PLRsearch lower bound: <f> pps ...`` / ``PLRsearch upper bound: ...``; trend the lower."""
+    found = {m.group(1): float(m.group(2)) for m in _PLR.finditer(text)}
+    if "lower" not in found:
+        return None
+    lower = found["lower"]
+    if not math.isfinite(lower) or lower <= 0:
+        return Measured("soak", {"soak": math.nan}, problem=f"invalid PLRsearch lower bound {lower}")
+    extra = {"upper": found["upper"]} if "upper" in found else {}
+    return Measured("soak", {"soak": lower}, extra=extra)
+
+
+#: All known generations, tried in this order (more specific forms first).
+PARSERS: list[MessageParser] = [
+    MessageParser("mrr-trials-pps", mrr_trials_pps),
+    MessageParser("mrr-trials-cps", mrr_trials_cps),
+    MessageParser("mrr-tx-rx-2018", mrr_tx_rx_2018),
+    MessageParser("ndrpdr-load-latency", ndrpdr_load_latency),
+    MessageParser("ndrpdr-bounds", ndrpdr_bounds),
+    MessageParser("soak-plrsearch", soak_plrsearch),
+]
+
+
+def parse_message(text: str, parsers: list[MessageParser] | None = None) -> tuple[Measured | None, str | None]:
+    """Run the parsers over a status message; returns (measurement, name of the parser) or (None, None)."""
+    for p in parsers if parsers is not None else PARSERS:
+        measured = p.parse(text)
+        if measured is not None:
+            return measured, p.name
+    return None, None

@@ -1,0 +1,142 @@
+"""The streaming walk over an output.xml: suites, suite setups and finished tests.
+
+lxml's pull parser builds the tree in C; Python only sees the start and end of ``suite``
+and ``test`` elements (a TRACE-level file has millions of ``kw``/``msg`` elements that
+never reach Python). Each finished test is read, cleared and unlinked, so memory holds
+one test's keyword tree at a time. A suite's setup keywords are complete when its first
+child starts; they are read then (for DUT version and TG host) and dropped.
+
+The parser never loads a DTD, resolves entities nor touches the network, and the prolog
+check in ``pal.parse.archive`` has refused any DOCTYPE before the first byte gets here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from lxml import etree
+
+from pal.errors import ParseError
+from pal.parse.dialect import StatusTimes, is_setup, last_status, status_times, tags_of
+from pal.parse.facts import SetupFacts
+
+
+@dataclass(frozen=True)
+class RawTest:
+    """One test as written in output.xml, before any CSIT interpretation."""
+
+    name: str
+    long_name: str  # suite path + name, dot-joined, case as written
+    suite: str  # the parent suite's long name
+    suite_name: str  # the parent suite's own name
+    tags: tuple[str, ...]
+    status: str | None  # PASS | FAIL | SKIP | NOT RUN | None when the test has no <status>
+    message: str
+    times: StatusTimes
+
+
+class Walk:
+    """One pass over one file; ``tests()`` yields RawTest, the other attributes fill as it goes."""
+
+    def __init__(self, file: str, build: int | str | None = None):
+        self.file = file
+        self.build = build
+        self.facts = SetupFacts()
+        self.top: StatusTimes | None = None  # the top suite's times, once it has ended
+        self.top_status: str | None = None
+        self._suites: list[str] = []  # the names of the open suites, outermost first
+        self._checked_root = False
+
+    def tests(self, chunks: Iterable[bytes]) -> Iterator[RawTest]:
+        """Feed the chunks to the parser and yield each test as it ends.
+
+        Raises:
+            ParseError: malformed or truncated XML (with the line), or not a Robot result.
+        """
+        parser = etree.XMLPullParser(
+            events=("start", "end"), tag=("suite", "test"),
+            resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False,
+        )
+        root = None
+        try:
+            for chunk in chunks:
+                parser.feed(chunk)
+                yield from self._handle(parser.read_events())
+            root = parser.close()
+            yield from self._handle(parser.read_events())
+        except etree.XMLSyntaxError as exc:
+            line = exc.position[0] if exc.position else None
+            reason = "truncated or malformed XML" if "Premature end" in str(exc) or "EndTag" in str(exc) \
+                else "malformed XML"
+            raise ParseError(self.file, f"{reason}: {exc.msg}", self.build, line) from None
+        if root is not None and root.tag != "robot":
+            raise ParseError(self.file, f"not a Robot Framework result (root element <{root.tag}>)", self.build)
+        if self.top is None:
+            raise ParseError(self.file, "no top-level suite: not a Robot Framework result", self.build)
+
+    def _handle(self, events: Iterable[tuple[str, etree._Element]]) -> Iterator[RawTest]:
+        for event, el in events:
+            parent = el.getparent()
+            if not self._checked_root:
+                root = el.getroottree().getroot()
+                if root.tag != "robot":
+                    raise ParseError(self.file, f"not a Robot Framework result (root element <{root.tag}>)",
+                                     self.build)
+                self._checked_root = True
+            if el.tag == "suite":
+                if parent is None or parent.tag not in ("robot", "suite"):
+                    continue  # <statistics><suite>: not a suite of tests
+                if event == "start":
+                    self._take_setup(el, parent)
+                    self._suites.append(el.get("name", ""))
+                else:
+                    self._end_suite(el, parent)
+            elif event == "start":
+                self._take_setup(el, parent)
+            else:
+                yield self._read_test(el)
+                _drop(el, parent)
+
+    def _take_setup(self, el: etree._Element, parent: etree._Element | None) -> None:
+        """Read the parent suite's setup keywords (finished by now), then unlink what precedes ``el``."""
+        if parent is None or parent.tag != "suite":
+            return
+        for sib in el.itersiblings(preceding=True):
+            if sib.tag == "kw" and is_setup(sib):
+                for msg in sib.iter("msg"):
+                    self.facts.read(msg.text)
+        while el.getprevious() is not None:
+            del parent[0]
+
+    def _read_test(self, el: etree._Element) -> RawTest:
+        status = last_status(el)
+        name = el.get("name", "")
+        suite = ".".join(self._suites)
+        return RawTest(
+            name=name,
+            long_name=f"{suite}.{name}" if suite else name,
+            suite=suite,
+            suite_name=self._suites[-1] if self._suites else "",
+            tags=tags_of(el),
+            status=status.get("status") if status is not None else None,
+            message=(status.text or "") if status is not None else "",
+            times=status_times(status),
+        )
+
+    def _end_suite(self, el: etree._Element, parent: etree._Element) -> None:
+        if self._suites:
+            self._suites.pop()
+        if not self._suites:
+            status = last_status(el)
+            self.top = status_times(status)
+            self.top_status = status.get("status") if status is not None else None
+        _drop(el, parent)
+
+
+def _drop(el: etree._Element, parent: etree._Element | None) -> None:
+    """Free a finished element and its already-handled earlier siblings."""
+    el.clear()
+    if parent is not None:
+        while el.getprevious() is not None:
+            del parent[0]
