@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import math
+import os
 import sys
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from types import SimpleNamespace
 
 import pandas as pd
 
@@ -45,13 +48,42 @@ def make_samples(job: str, build: int, scale: float = 1.0) -> pd.DataFrame:
     return coerce_samples(pd.DataFrame(rows))
 
 
-def main(argv: list[str]) -> int:
-    """``python -m tests.store.data STORE JOB BUILD SHA SCALE``: insert one build (the crash tests' writer)."""
-    from pal.store import Store
+def fake_parse(path: str, job: str, build: int, **options: object) -> SimpleNamespace:
+    """A stand-in for pal.parse.parse_build: the known samples, scaled by the number in the file.
 
-    path, job, build, sha, scale = argv
-    status = Store(path).insert(make_samples(job, int(build), float(scale)), make_meta(job, int(build)), sha)
-    print(status)
+    A file holding "bad" raises ParseError; ``options`` are echoed in the meta's testbed.
+    """
+    from pal.errors import ParseError
+
+    text = open(path, encoding="utf-8").read().strip()
+    if text == "bad":
+        raise ParseError(path, "not an output.xml", build=build)
+    meta = make_meta(job, build)
+    return SimpleNamespace(samples=make_samples(job, build, float(text)), meta=meta, problems=[])
+
+
+def main(argv: list[str]) -> int:
+    """The crash tests' writer, run in a subprocess.
+
+    ``python -m tests.store.data insert STORE JOB BUILD SHA SCALE``: insert one build;
+    ``python -m tests.store.data commit STORE FILE...``: parse files named JOB--BUILD.txt and commit them.
+    """
+    from pal.model import BuildFile
+    from pal.store import Store
+    from pal.store.ingest import parse_to_fragment
+
+    mode, path, *rest = argv
+    store = Store(path)
+    if mode == "insert":
+        job, build, sha, scale = rest
+        print(store.insert(make_samples(job, int(build), float(scale)), make_meta(job, int(build)), sha))
+        return 0
+    frags = []
+    for f in rest:
+        job, build = os.path.basename(f)[:-4].split("--")
+        bf = BuildFile(job, int(build), Path(f), "test")
+        frags.append(parse_to_fragment(bf, str(store.staging_dir()), {}, parse_fn=fake_parse))
+    print(store.commit_fragments(frags))
     return 0
 
 
