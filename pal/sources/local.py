@@ -1,0 +1,101 @@
+"""A directory of past builds, used in place (no copy).
+
+Layouts, nested first: ``DIR/<job>/<build>/<name>`` (also under ``<build>/archives/``) and
+PAL's flat ``DIR/<job>__<build>__<name>``, where ``<name>`` is output.xml or
+output_info.xml, plain or .gz/.xz/.zip, preferred in the order of NAMES.
+
+Build times: a directory knows no build time (an mtime says when a file was copied, not when
+the build ran), so a local source lists builds without timestamps and ``period-days`` is not
+applied to them; the analysis windows work on the build time inside output.xml instead.
+``lastCompletedBuild``/``lastSuccessfulBuild`` resolve to the newest build present.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from pathlib import Path
+
+from pal.model import BuildFile
+from pal.sources.base import BuildInfo, Failed, Missing
+from pal.sources.cache import HashCache
+from pal.sources.integrity import IntegrityError, check_file
+
+log = logging.getLogger("pal")
+
+NAMES = tuple(f"{stem}{ext}" for stem in ("output.xml", "output_info.xml") for ext in (".gz", ".xz", ".zip", ""))
+_RANK = {n: i for i, n in enumerate(NAMES)}
+
+
+class LocalSource:
+    """``Source`` over a directory."""
+
+    def __init__(self, name: str, root: Path, hashes: HashCache):
+        self.name = name
+        self.root = Path(root)
+        self.hashes = hashes
+        self._found: dict[str, dict[int, Path]] = {}
+
+    def _scan(self, job: str) -> dict[int, Path]:
+        if job in self._found:
+            return self._found[job]
+        found: dict[int, Path] = {}
+        job_dir = self.root / job
+        if job_dir.is_dir():
+            for entry in os.scandir(job_dir):
+                if entry.is_dir() and entry.name.isdigit():
+                    path = self._pick(Path(entry.path))
+                    if path is not None:
+                        found[int(entry.name)] = path
+        flat = re.compile(rf"^{re.escape(job)}__(\d+)__(.+)$")
+        flat_hits: dict[int, Path] = {}
+        if self.root.is_dir():
+            for entry in os.scandir(self.root):
+                m = flat.match(entry.name)
+                if m and m.group(2) in _RANK and entry.is_file():
+                    b = int(m.group(1))
+                    old = flat_hits.get(b)
+                    if old is None or _RANK[m.group(2)] < _RANK[old.name.split("__", 2)[2]]:
+                        flat_hits[b] = Path(entry.path)
+        for b, p in flat_hits.items():
+            found.setdefault(b, p)
+        self._found[job] = found
+        return found
+
+    @staticmethod
+    def _pick(build_dir: Path) -> Path | None:
+        for sub in (build_dir, build_dir / "archives"):
+            for name in NAMES:
+                p = sub / name
+                if p.is_file():
+                    return p
+        return None
+
+    def list_builds(self, job: str) -> dict[int, BuildInfo]:
+        return {b: BuildInfo(b, known=False) for b in self._scan(job)}
+
+    def resolve(self, job: str, alias: str, listed: dict[int, BuildInfo]) -> int | None:
+        found = self._scan(job)
+        return max(found) if found else None
+
+    def fetch(self, job: str, build: int, info: BuildInfo | None) -> BuildFile:
+        path = self._scan(job).get(build)
+        if path is None:
+            raise Missing(f"not in {self.root}", urls=[str(self.root / job / str(build))])
+        try:
+            st = path.stat()
+            cached = self.hashes.get(path, st)
+            if cached is None:
+                sha, kind = check_file(path)
+                self.hashes.put(path, st, sha, kind)
+            else:
+                sha, kind = cached
+        except IntegrityError as exc:
+            raise Failed(f"damaged file: {exc}", urls=[str(path)], errors=[f"{path}: damaged file: {exc}"]) from None
+        except OSError as exc:
+            raise Failed(f"unreadable: {exc.strerror}", urls=[str(path)], errors=[f"{path}: {exc.strerror}"]) from None
+        return BuildFile(job=job, build=build, path=path, source=self.name, url=str(path), sha256=sha)
+
+    def close(self) -> None:
+        self.hashes.save()
