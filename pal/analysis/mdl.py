@@ -1,0 +1,492 @@
+"""MDL partitioning of a series into groups, bit-for-bit the same as jumpavg 0.4.2.
+
+Why our own implementation: jumpavg evaluates every (group start, prefix end) pair in pure
+Python, which is ~100 s for 5,000 runs, and it cannot continue from where it stopped. Here the
+same left-to-right search runs with the per-candidate statistics held in NumPy arrays:
+
+* The running (size, average, stdev) of every open candidate group is updated with the very
+  float operations jumpavg uses (a Welford merge of the old statistics and the new run, in the
+  same order), so the statistics are identical, not merely close.
+* The bit count of every candidate is evaluated vectorised, with the size-only terms taken
+  from a table (log2 of n(n+1), log-Gamma((n-1)/2), ...). That is an approximation at the
+  level of the last few bits; the few candidates within a hair of the minimum are then
+  recomputed with jumpavg's scalar formula, in its order, and compared in its order (the new
+  single-run group first, then earlier starts; strictly smaller wins). The chosen record and its
+  bit total are therefore exactly those of jumpavg.
+* All state needed to go on is kept in :class:`MdlState`, so appending k runs to a series of N
+  costs O(N*k) instead of a full O(N^2) recompute.
+
+The bit formulas (CSIT-FORMATS.md section 7), for a group of n samples with average a,
+population stdev s and the previous group's average p, all divided by ``unit``, M = max / unit:
+
+* size: log2(n (n + 1))
+* average: first group log2(M + 1); later groups -log2((|a - p| + 1) / Z),
+  Z = p^2 - (p - 1) M + M^2 / 2
+* for n >= 2: stdev log2((s + 1)(s + 2)) + log2(1 - 1/(M + 2)), and the sphere area
+  (ln 2 + (n-1)/2 ln pi - lnGamma((n-1)/2) + (n-2) ln(s+1) + (n-2)/2 ln n) / ln 2.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from numbers import Real
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+from pal.errors import PalError
+
+__all__ = ["Group", "MdlState", "MdlInputError", "classify", "group_bits"]
+
+#: Default significant bits per sample (jumpavg: unit = max / (2**(sbps+1) - 1)).
+DEFAULT_SBPS = 12.0
+
+_LN2 = math.log(2)
+_LNPI = math.log(math.pi)
+
+
+class MdlInputError(PalError, ValueError):
+    """Values MDL cannot encode: NaN, an empty trial list, or a maximum that is not positive."""
+
+
+@dataclass(frozen=True)
+class Group:
+    """One group of consecutive runs with a common trend.
+
+    ``start``/``end`` are indices into the values given to :func:`classify` (end exclusive).
+    ``size`` is the number of runs. ``samples`` is what jumpavg calls the group size: the number
+    of scalar samples, i.e. for runs given as trial lists the total count of trials (each trial
+    counts, a run is never split). ``avg`` and ``stdev`` (population) are over those samples.
+    ``bits`` is the group's information content as jumpavg accounts it. ``label`` compares the
+    average with the previous group's: higher is "progression", lower "regression".
+    """
+
+    start: int
+    end: int
+    avg: float
+    stdev: float
+    size: int
+    samples: int
+    bits: float
+    label: str
+
+
+# ---------------------------------------------------------------------------
+# Scalar arithmetic, in jumpavg's exact operation order (the reference values)
+# ---------------------------------------------------------------------------
+
+
+def _run_stats(trials: Iterable[float]) -> tuple[int, float, float]:
+    """(count, average, population stdev) of one run's trials, by Welford's running update."""
+    n = 0
+    avg = 0.0
+    m2 = 0.0
+    for x in trials:
+        x = float(x)
+        if math.isnan(x):
+            raise MdlInputError("a trial value is NaN")
+        old = n
+        delta = x - avg
+        n += 1
+        avg += delta / n
+        m2 += delta * delta * old / n
+    if n < 1:
+        raise MdlInputError("a run has an empty list of trials")
+    return n, avg, math.sqrt(m2 / n)
+
+
+def _restat(n: int, avg: float, sd: float) -> tuple[int, float, float]:
+    """The stats recomputed from themselves (jumpavg re-enters them into its Welford merge).
+
+    jumpavg does this when it creates a group, when it freezes a copy of one, and every time it
+    counts a group's bits: the bits of a group are those of its re-entered stats.
+    """
+    m = sd * sd * n
+    return n, avg * n / n, math.sqrt(m / n)
+
+
+def group_bits(n: int, avg: float, sd: float, prev_avg: float | None, max_value: float, unit: float) -> float:
+    """Information content (bits) of a group of ``n`` samples, exactly as jumpavg computes it."""
+    bits = 0.0
+    if n < 1:
+        return bits
+    top = max_value / unit
+    mean = avg / unit
+    bits += math.log(n * (n + 1), 2)
+    if prev_avg is None:
+        bits += math.log(top + 1, 2)  # first average: uniform on [0, max]
+    else:
+        prev = prev_avg / unit
+        z = prev * prev
+        z -= (prev - 1) * top
+        z += top * top / 2
+        bits -= math.log((abs(mean - prev) + 1) / z, 2)  # discourages close averages
+    if n < 2:
+        return bits
+    dev = sd / unit
+    bits += math.log((dev + 1) * (dev + 2), 2)
+    bits += math.log(1 - 1 / (top + 2), 2)
+    area = _LN2
+    area += _LNPI * ((n - 1) / 2)
+    area -= math.lgamma((n - 1) / 2)
+    area += math.log(dev + 1) * (n - 2)
+    area += math.log(n) * ((n - 2) / 2)
+    bits += area / _LN2
+    return bits
+
+
+def _prepare(values: Iterable[Any]) -> tuple[list[tuple[int, float, float]], float]:
+    """Runs as (count, avg, stdev) triples and the maximal scalar sample."""
+    runs: list[tuple[int, float, float]] = []
+    top = 0.0
+    for i, value in enumerate(values):
+        if isinstance(value, Real):
+            x = float(value)
+            if math.isnan(x):
+                raise MdlInputError(f"value {i} is NaN (drop missing runs before MDL)")
+            top = max(top, x)
+            runs.append((1, x, 0.0))
+        else:
+            trials = [float(t) for t in value]
+            try:
+                runs.append(_run_stats(trials))
+            except MdlInputError as exc:
+                raise MdlInputError(f"value {i}: {exc}") from None
+            top = max([top, *trials])
+    return runs, top
+
+
+def _unit_of(max_value: float, unit: float | None, sbps: float | None) -> float:
+    if unit:
+        return float(unit)
+    bits = float(sbps) if sbps else DEFAULT_SBPS
+    return max_value / (pow(2.0, bits + 1.0) - 1.0)
+
+
+# ---------------------------------------------------------------------------
+# The search state
+# ---------------------------------------------------------------------------
+
+_ARRAYS = ("c_n", "c_avg", "c_sd", "c_prev", "c_base")
+_STEPS = ("win", "best", "gbits", "w_n", "w_avg", "w_sd")
+
+
+class MdlState:
+    """Everything needed to continue the MDL search after the last run (one per series).
+
+    Candidates: the group starting at run i, open up to the last run, on top of the best
+    partition of runs [0, i). Per candidate: live sample count, average and stdev, the previous
+    group's average and the bits of the partition before it. Per run j: the winning start, the
+    best total bits and the winner's live stats (enough to rebuild the groups).
+    """
+
+    def __init__(self, unit: float | None = None, sbps: float | None = None) -> None:
+        self.unit_arg = float(unit) if unit else None
+        self.sbps_arg = float(sbps) if sbps else None
+        self.max_value = 0.0
+        self.unit = 0.0
+        self.runs: list[tuple[int, float, float]] = []
+        self._cap = 0
+        self.c_n = np.zeros(0, dtype=np.int64)
+        self.c_avg = np.zeros(0)
+        self.c_sd = np.zeros(0)
+        self.c_prev = np.zeros(0)
+        self.c_base = np.zeros(0)
+        self.c_nf = np.zeros(0)
+        self.c_lognorm = np.zeros(0)
+        self.win: list[int] = []
+        self.best: list[float] = []
+        self.gbits: list[float] = []
+        self.w_n: list[int] = []
+        self.w_avg: list[float] = []
+        self.w_sd: list[float] = []
+        self._table = np.zeros(0)
+
+    # -- construction ------------------------------------------------------
+
+    @classmethod
+    def start(cls, values: Iterable[Any], unit: float | None = None, sbps: float | None = None) -> "MdlState":
+        """Classify ``values`` from scratch (see :func:`classify`) and keep the state."""
+        state = cls(unit, sbps)
+        runs, top = _prepare(values)
+        state._restart(runs, top)
+        return state
+
+    def extend(self, new_values: Iterable[Any]) -> "MdlState":
+        """Append runs; the result equals a full recompute. Returns self.
+
+        A new maximum changes the bit formulas of every group (and the unit when it derives from
+        the maximum), so then the whole series is recomputed; otherwise it costs O(N*k).
+        """
+        runs, top = _prepare(new_values)
+        if not runs:
+            return self
+        if top > self.max_value:
+            self._restart(self.runs + runs, top)
+            return self
+        self._reserve(len(self.runs) + len(runs))
+        for run in runs:
+            self._step(run)
+        return self
+
+    def _restart(self, runs: list[tuple[int, float, float]], top: float) -> None:
+        self.max_value = top
+        self.unit = _unit_of(top, self.unit_arg, self.sbps_arg)
+        self.runs = []
+        for name in _STEPS:
+            setattr(self, name, [])
+        self._cap = 0
+        self._table = np.zeros(0)
+        if not runs:
+            return
+        if not top > 0.0:
+            raise MdlInputError(f"the maximal value is {top!r}: MDL needs a positive maximum")
+        self._reserve(len(runs))
+        for run in runs:
+            self._step(run)
+
+    def _reserve(self, n: int) -> None:
+        if n <= self._cap:
+            return
+        cap = max(n, 2 * self._cap, 64)
+        for name in (*_ARRAYS, "c_nf", "c_lognorm"):
+            old = getattr(self, name)
+            new = np.zeros(cap, dtype=old.dtype)
+            new[: len(self.runs)] = old[: len(self.runs)]
+            setattr(self, name, new)
+        self._cap = cap
+
+    def _size_table(self, n: int) -> np.ndarray:
+        """Bits that depend on the sample count only, index n (see module docstring).
+
+        The stdev terms are folded as (n-1) log2(s+1) + log2(s+2); for n = 1 (s = 0) that adds
+        1, which the table subtracts.
+        """
+        if len(self._table) > n:
+            return self._table
+        size = max(n + 1, 2 * len(self._table), 256)
+        k = np.arange(size, dtype=np.float64)
+        lg = np.array([math.lgamma((i - 1) / 2) if i >= 2 else 0.0 for i in range(size)])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            table = np.log2(k * (k + 1))
+            top = self.max_value / self.unit
+            sphere = (_LN2 + _LNPI * (k - 1) / 2 - lg + np.log(k) * (k - 2) / 2) / _LN2
+            table = table + np.where(k >= 2, math.log(1 - 1 / (top + 2), 2) + sphere, -1.0)
+        table[0] = np.nan
+        self._table = table
+        return table
+
+    # -- the search --------------------------------------------------------
+
+    def _step(self, run: tuple[int, float, float]) -> None:
+        """Consume one run: extend every open candidate, open a new one, pick the record."""
+        j = len(self.runs)
+        rn, ravg, rsd = run
+        top, unit = self.max_value, self.unit
+        if j == 0:
+            prev, base = None, 0.0
+        else:
+            frozen = _restat(self.w_n[j - 1], self.w_avg[j - 1], self.w_sd[j - 1])
+            prev = frozen[1]
+            # The new candidate sits on the previous record; after run 0 that record's bits were
+            # never cached by jumpavg, so they come from the frozen copy's stats.
+            base = group_bits(*_restat(*frozen), None, top, unit) if j == 1 else self.best[j - 1]
+        if j:
+            self._extend_open(j, rn, ravg, rsd)
+        new = _restat(rn, ravg, rsd)
+        self.c_n[j], self.c_avg[j], self.c_sd[j] = new
+        self.c_nf[j] = new[0]
+        self.c_prev[j] = np.nan if prev is None else prev
+        self.c_base[j] = base
+        if prev is not None:
+            p = prev / unit
+            t = top / unit
+            self.c_lognorm[j] = math.log2(p * p - (p - 1) * t + t * t / 2)
+        self.runs.append(run)
+        winner, total, gbits = self._select(j)
+        self.win.append(winner)
+        self.best.append(total)
+        self.gbits.append(gbits)
+        self.w_n.append(int(self.c_n[winner]))
+        self.w_avg.append(float(self.c_avg[winner]))
+        self.w_sd.append(float(self.c_sd[winner]))
+
+    def _extend_open(self, j: int, rn: int, ravg: float, rsd: float) -> None:
+        """Add run j to candidates 0..j-1, with jumpavg's float operations in its order."""
+        nf = self.c_nf[:j]
+        avg = self.c_avg[:j]
+        sd = self.c_sd[:j]
+        a1 = avg * nf
+        a1 /= nf
+        m = sd * sd
+        m *= nf
+        delta = ravg - a1
+        total = nf + rn
+        if rn == 1 and rsd == 0.0:
+            step = delta / total
+        else:
+            step = delta * rn
+            step /= total
+            m += rsd * rsd * rn
+        np.add(a1, step, out=avg)
+        delta *= delta
+        delta *= nf
+        if rn != 1:
+            delta *= rn
+        delta /= total
+        m += delta
+        m /= total
+        np.sqrt(m, out=sd)
+        nf[:] = total
+        self.c_n[:j] += rn
+
+    def _exact(self, i: int) -> float:
+        prev = None if i == 0 else float(self.c_prev[i])
+        stats = _restat(int(self.c_n[i]), float(self.c_avg[i]), float(self.c_sd[i]))
+        return group_bits(*stats, prev, self.max_value, self.unit)
+
+    def _select(self, j: int) -> tuple[int, float, float]:
+        """The record after run j: (winning start, its total bits, its last group's bits)."""
+        g0 = self._exact(0)
+        if j == 0:
+            return 0, g0, g0
+        approx = self._approx(j)
+        approx[0] = self.c_base[0] + g0
+        low = approx.min()
+        if not math.isfinite(low):
+            near = np.arange(j + 1)  # overflow or bad input: fall back to the exact loop
+        else:
+            near = np.flatnonzero(approx <= low + 1e-9 * (1.0 + abs(low)))
+        bits = {int(i): (g0 if i == 0 else self._exact(int(i))) for i in near}
+        order = [j] + [int(i) for i in near if i != j] if j in bits else [int(i) for i in near]
+        record = order[0]
+        record_total = float(self.c_base[record]) + bits[record]
+        for i in order[1:]:
+            total = float(self.c_base[i]) + bits[i]
+            if total < record_total:
+                record, record_total = i, total
+        return record, record_total, bits[record]
+
+    def _approx(self, j: int) -> np.ndarray:
+        """Vectorised bit totals of candidates 0..j (candidate 0 is overwritten exactly)."""
+        table = self._size_table(int(self.c_n[0]))
+        inv = 1.0 / self.unit
+        n = self.c_n[: j + 1]
+        gap = self.c_avg[: j + 1] - self.c_prev[: j + 1]
+        np.abs(gap, out=gap)
+        gap *= inv
+        gap += 1.0
+        np.log2(gap, out=gap)
+        dev = self.c_sd[: j + 1] * inv
+        dev += 1.0
+        d2 = np.log2(dev + 1.0)
+        np.log2(dev, out=dev)
+        dev *= self.c_nf[: j + 1] - 1.0
+        out = table[n]
+        out += self.c_lognorm[: j + 1]
+        out -= gap
+        out += dev
+        out += d2
+        out += self.c_base[: j + 1]
+        return out
+
+    # -- results -----------------------------------------------------------
+
+    def groups(self) -> list[Group]:
+        """The current partition, as jumpavg's classify would return it for all runs so far."""
+        count = len(self.runs)
+        if count == 0:
+            return []
+        raw: list[tuple[int, int, tuple[int, float, float], float]] = []
+        end = count
+        j = count - 1
+        live = True
+        while end > 0:
+            start = self.win[j]
+            stats = (self.w_n[j], self.w_avg[j], self.w_sd[j])
+            bits = self.gbits[j]
+            if not live:
+                stats = _restat(*stats)
+                if j == 0:  # never cached by jumpavg: counted on the frozen copy
+                    bits = group_bits(*_restat(*stats), None, self.max_value, self.unit)
+            raw.append((start, end, stats, bits))
+            end = start
+            j = start - 1
+            live = False
+        raw.reverse()
+        out: list[Group] = []
+        prev_avg = raw[0][2][1]
+        for start, end, (n, avg, sd), bits in raw:
+            label = "regression" if avg < prev_avg else "progression" if avg > prev_avg else "normal"
+            out.append(Group(start, end, avg, sd, end - start, n, bits, label))
+            prev_avg = avg
+        return out
+
+    def __len__(self) -> int:
+        return len(self.runs)
+
+    # -- serialisation -----------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-friendly snapshot (floats round-trip exactly through JSON)."""
+        n = len(self.runs)
+        out: dict[str, Any] = {
+            "version": 1,
+            "unit_arg": self.unit_arg,
+            "sbps_arg": self.sbps_arg,
+            "max_value": self.max_value,
+            "unit": self.unit,
+            "runs": [list(r) for r in self.runs],
+        }
+        for name in _ARRAYS:
+            arr = getattr(self, name)[:n]
+            out[name] = [None if isinstance(v, float) and math.isnan(v) else v for v in arr.tolist()]
+        for name in _STEPS:
+            out[name] = list(getattr(self, name))
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "MdlState":
+        """Rebuild a state saved by :meth:`to_dict`."""
+        if data.get("version") != 1:
+            raise MdlInputError(f"unknown MDL state version {data.get('version')!r}")
+        state = cls(data["unit_arg"], data["sbps_arg"])
+        state.max_value = float(data["max_value"])
+        state.unit = float(data["unit"])
+        runs = [(int(n), float(a), float(s)) for n, a, s in data["runs"]]
+        n = len(runs)
+        state._reserve(max(n, 1))
+        state.runs = runs
+        state.c_n[:n] = np.asarray(data["c_n"], dtype=np.int64)
+        for name in ("c_avg", "c_sd", "c_prev", "c_base"):
+            getattr(state, name)[:n] = np.array([np.nan if v is None else v for v in data[name]], dtype=float)
+        state.c_nf[:n] = state.c_n[:n]
+        top = state.max_value / state.unit if state.unit else 0.0
+        with np.errstate(invalid="ignore"):
+            p = state.c_prev[:n] / state.unit if n else state.c_prev[:0]
+            state.c_lognorm[:n] = np.log2(p * p - (p - 1) * top + top * top / 2)
+        state.win = [int(v) for v in data["win"]]
+        state.best = [float(v) for v in data["best"]]
+        state.gbits = [float(v) for v in data["gbits"]]
+        state.w_n = [int(v) for v in data["w_n"]]
+        state.w_avg = [float(v) for v in data["w_avg"]]
+        state.w_sd = [float(v) for v in data["w_sd"]]
+        return state
+
+
+def classify(values: Sequence[Any] | Iterable[Any], unit: float | None = None, sbps: float | None = None) -> list[Group]:
+    """Partition ``values`` into groups of minimal description length, as jumpavg.classify.
+
+    Args:
+        values: floats, or per-run lists of trial results (a run is never split).
+        unit: resolution of the values; None or 0 derives it from the maximum and ``sbps``.
+        sbps: significant bits per sample, default 12: unit = max / (2**(sbps+1) - 1).
+
+    Returns:
+        The groups in order; empty for no values (jumpavg raises IndexError there).
+
+    Raises:
+        MdlInputError: a NaN, an empty trial list, or a maximum <= 0 (jumpavg: ValueError).
+    """
+    return MdlState.start(values, unit=unit, sbps=sbps).groups()
