@@ -87,11 +87,25 @@ class LocalExecutor(Executor):
             self._pool = None
 
     def map(self, fn: Callable[[Any], Any], items: Iterable[Any], *, label: str) -> list[Any]:
+        """As Executor.map. A worker that dies breaks the whole pool and every pending item with it:
+        those items are rerun once in a fresh pool, then one at a time, so that only the item that
+        kills its worker ends as ``Failed("worker process died")``."""
         items = list(items)
         progress = Progress(label, len(items))
         out: list[Any] = [None] * len(items)
+        broken = self._run(fn, items, range(len(items)), out, progress)
+        if broken:
+            broken = self._run(fn, items, broken, out, progress)
+        for i in broken:
+            self._run(fn, items, [i], out, progress, last_try=True)
+        return out
+
+    def _run(self, fn: Callable[[Any], Any], items: list[Any], indices: Iterable[int], out: list[Any],
+             progress: Progress, last_try: bool = False) -> list[int]:
+        """Run ``items[indices]`` in the pool; return the indices lost to a broken pool (to retry)."""
         pool = self._get_pool()
-        futures = {pool.submit(_call, fn, item): i for i, item in enumerate(items)}
+        futures = {pool.submit(_call, fn, items[i]): i for i in indices}
+        lost: list[int] = []
         broken = False
         for fut in cf.as_completed(futures):
             i = futures[fut]
@@ -99,13 +113,16 @@ class LocalExecutor(Executor):
                 out[i] = fut.result()
             except BrokenProcessPool as exc:
                 broken = True
+                if not last_try:
+                    lost.append(i)
+                    continue
                 out[i] = Failed(items[i], f"worker process died: {exc}")
             except Exception as exc:  # noqa: BLE001 - e.g. an unpicklable result
                 out[i] = Failed(items[i], f"{type(exc).__name__}: {exc}")
             progress.advance()
-        if broken:  # a dead worker breaks the whole pool: start a fresh one next time
-            self.close()
-        return out
+        if broken:
+            self.close()  # a broken pool cannot be reused: start a fresh one next time
+        return sorted(lost)
 
 
 class DaskExecutor(Executor):

@@ -1,0 +1,125 @@
+"""Executors: inline, local process pool and Dask (a real LocalCluster of 2 worker processes)
+give the same ordered results, and one failing item does not lose the others."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+
+import pytest
+
+from pal.executor import Executor, Failed, LocalExecutor, make_executor
+from pal.model import BuildFile
+from pal.store import Store
+from pal.store.ingest import Fragment, parse_to_fragment
+from tests.store.data import fake_parse
+
+ITEMS = list(range(12))
+
+
+def square_or_fail(x: int) -> int:
+    if x == 7:
+        raise ValueError(f"bad item {x}")
+    return x * x
+
+
+def die_on_five(x: int) -> int:
+    if x == 5:
+        os._exit(3)  # the worker process dies (a segfault in a parser, the OOM killer)
+    return x + 100
+
+
+def expected() -> list:
+    return [x * x for x in ITEMS[:7]] + ["failed"] + [x * x for x in ITEMS[8:]]
+
+
+def shape(results: list) -> list:
+    return ["failed" if isinstance(r, Failed) else r for r in results]
+
+
+@pytest.fixture(scope="module")
+def dask_executor():
+    pytest.importorskip("dask.distributed")
+    with make_executor("dask", workers=2) as ex:
+        yield ex
+
+
+def test_make_executor_kinds():
+    with make_executor("local", workers=1) as ex:
+        assert type(ex) is Executor and ex.kind == "inline"
+    with make_executor("local", workers=2) as ex:
+        assert isinstance(ex, LocalExecutor) and ex.workers == 2
+    with pytest.raises(ValueError, match="'spark'"):
+        make_executor("spark")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="workers must be >= 1"):
+        make_executor("local", workers=0)
+
+
+def test_inline_failure_value():
+    with make_executor("local", workers=1) as ex:
+        out = ex.map(square_or_fail, ITEMS, label="square")
+    assert shape(out) == expected()
+    assert out[7].item == 7 and out[7].error == "ValueError: bad item 7" and "square_or_fail" in out[7].traceback
+
+
+def test_local_pool_same_results_and_progress(caplog):
+    with caplog.at_level("INFO", logger="pal"), make_executor("local", workers=2) as ex:
+        out = ex.map(square_or_fail, ITEMS, label="square")
+        assert ex.map(square_or_fail, [], label="none") == []
+    assert shape(out) == expected() and out[7].error == "ValueError: bad item 7"
+    assert "square 12/12" in caplog.text
+
+
+def test_local_pool_worker_death_loses_only_that_item():
+    with make_executor("local", workers=2) as ex:
+        out = ex.map(die_on_five, ITEMS, label="die")
+        assert ex.map(die_on_five, [1, 2], label="again") == [101, 102]  # a fresh pool after the break
+    assert [r for i, r in enumerate(out) if i != 5] == [x + 100 for x in ITEMS if x != 5]
+    assert isinstance(out[5], Failed) and out[5].item == 5 and out[5].error.startswith("worker process died")
+
+
+def test_dask_same_results_as_local(dask_executor):
+    out = dask_executor.map(square_or_fail, ITEMS, label="square")
+    assert dask_executor.kind == "dask" and len(dask_executor.client.scheduler_info()["workers"]) == 2
+    assert shape(out) == expected()
+    assert out[7] == Failed(7, "ValueError: bad item 7", out[7].traceback)
+    pids = dask_executor.map(_pid, range(8), label="pids")
+    assert os.getpid() not in pids  # ran in worker processes
+
+
+def _pid(_: int) -> int:
+    return os.getpid()
+
+
+def _ingest(args: tuple) -> Fragment:
+    build_file, staging = args
+    return parse_to_fragment(build_file, staging, {"testbeds": {}}, parse_fn=fake_parse)
+
+
+@pytest.mark.parametrize("kind", ["local", "dask"])
+def test_ingest_by_path_then_commit(tmp_path, kind, dask_executor):
+    """Workers parse archives and write fragments by path; the driver commits them: same store either way."""
+    job = "csit-vpp-perf-mrr-daily-master-2n-icx"
+    files = []
+    for build, text in ((1, "1.0"), (2, "bad"), (3, "3.0")):
+        p = tmp_path / f"{build}.txt"
+        p.write_text(text)
+        files.append(BuildFile(job, build, p, "test"))
+    store = Store(tmp_path / "store")
+    staging = str(store.staging_dir())
+    if kind == "dask":
+        frags = dask_executor.map(_ingest, [(f, staging) for f in files], label="parse")
+    else:
+        with make_executor("local", workers=2) as ex:
+            frags = ex.map(_ingest, [(f, staging) for f in files], label="parse")
+    assert [f.error is None for f in frags] == [True, False, True]
+    assert frags[1].error == f"{files[1].path} (build 2): not an output.xml" and frags[1].path is None
+    assert frags[0].rows == 3 and frags[0].sha256 == hashlib.sha256(b"1.0").hexdigest()
+    result = store.commit_fragments(frags)
+    assert result.added == [f"{job}/1", f"{job}/3"] and [f.build for f in result.skipped] == [2]
+    got = store.samples()
+    assert got["build"].tolist() == [1, 1, 1, 3, 3, 3]
+    assert got.query("build == 3 and metric == 'ndr'")["value"].tolist() == [3 * 18123456.5]
+    assert list(store.staging_dir().iterdir()) == []
+    again = store.commit_fragments([_ingest((files[0], staging))])
+    assert again.unchanged == [f"{job}/1"] and list(store.staging_dir().iterdir()) == []
