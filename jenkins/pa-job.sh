@@ -124,7 +124,6 @@ setup_venv() {
         log "PAL_SKIP_INSTALL set: using pal as installed in $PAL_VENV"
     else
         log "installing pal from $PAL_SRC into $PAL_VENV"
-        "$PAL_VENV/bin/python" -m pip install --quiet --upgrade pip
         "$PAL_VENV/bin/python" -m pip install --quiet --upgrade "$PAL_SRC"
     fi
 }
