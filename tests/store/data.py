@@ -51,11 +51,11 @@ def make_samples(job: str, build: int, scale: float = 1.0) -> pd.DataFrame:
 def fake_parse(path: str, job: str, build: int, **options: object) -> SimpleNamespace:
     """A stand-in for pal.parse.parse_build: the known samples, scaled by the number in the file.
 
-    A file holding "bad" raises ParseError; ``options`` are echoed in the meta's testbed.
+    A file holding "bad" raises ParseError; ``options`` are accepted and ignored.
     """
     from pal.errors import ParseError
 
-    text = open(path, encoding="utf-8").read().strip()
+    text = Path(path).read_text(encoding="utf-8").strip()
     if text == "bad":
         raise ParseError(path, "not an output.xml", build=build)
     meta = make_meta(job, build)

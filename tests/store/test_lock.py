@@ -59,7 +59,7 @@ def test_other_process_holds_lock_then_dies(tmp_path):
         assert store.builds().empty  # reading needs no lock
     finally:
         holder.send_signal(signal.SIGKILL)  # kill -9: the kernel drops the flock, the pid file stays
-        holder.wait()
+        holder.communicate()
     assert holder.returncode == -9
     assert Store(path).insert(make_samples(JOB, 1), make_meta(JOB, 1), "a" * 64) == "added"
 
@@ -69,5 +69,4 @@ def test_waits_for_release_with_timeout(tmp_path):
     holder = start_holder(path, 0.3)
     store = Store(path, lock_timeout=60)
     assert store.insert(make_samples(JOB, 1), make_meta(JOB, 1), "a" * 64) == "added"
-    assert holder.stdout.read().strip() == "released"
-    holder.wait()
+    assert holder.communicate()[0].strip() == "released"
