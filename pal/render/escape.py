@@ -1,0 +1,60 @@
+"""Escaping of untrusted text (test names, messages, versions) for every output format.
+
+HTML is escaped by Jinja's autoescape; this module covers the other three places text
+lands: JSON inside ``.js`` files, SVG text nodes and CSV cells.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any, Iterable
+
+_JS_UNSAFE = {
+    ord("<"): "\\u003c",
+    ord(">"): "\\u003e",
+    ord("&"): "\\u0026",
+    0x2028: "\\u2028",
+    0x2029: "\\u2029",
+}
+
+_XML = {ord("&"): "&amp;", ord("<"): "&lt;", ord(">"): "&gt;", ord('"'): "&quot;", ord("'"): "&#39;"}
+
+#: A spreadsheet treats a cell starting with one of these as a formula (CSV injection).
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def js_json(obj: Any) -> str:
+    """JSON that is safe inside a ``<script>`` file or block: no ``</script>``, no U+2028/9.
+
+    NaN is not JSON: callers convert it to None first (``allow_nan=False`` catches a miss).
+    Keys are sorted so reruns are byte-identical.
+    """
+    text = json.dumps(obj, ensure_ascii=False, allow_nan=False, sort_keys=True, separators=(",", ":"))
+    return text.translate(_JS_UNSAFE)
+
+
+def js_assign(namespace: str, key: str, obj: Any) -> str:
+    """A data file body ``PAL.<namespace>[key] = obj;`` loadable by ``<script src>`` from disk or HTTP."""
+    return (
+        "var PAL=window.PAL=window.PAL||{series:{},jobs:{}};"
+        f"PAL.{namespace}[{js_json(key)}]={js_json(obj)};\n"
+    )
+
+
+def xml_text(text: str) -> str:
+    """Text for an SVG/XML text node or attribute value."""
+    return str(text).translate(_XML)
+
+
+def csv_cell(text: str | None) -> str:
+    """A text cell for CSV that a spreadsheet will not evaluate (OWASP: prefix a quote)."""
+    if text is None:
+        return ""
+    text = str(text)
+    return "'" + text if text.startswith(_FORMULA_START) else text
+
+
+def floats_or_none(values: Iterable[float], digits: int) -> list[float | None]:
+    """Rounded floats with NaN/inf as None (JSON null, a gap in graphs, never 0)."""
+    return [round(float(v), digits) if math.isfinite(v) else None for v in values]

@@ -1,0 +1,131 @@
+"""Graph data of a series, twice: a compact payload for Plotly (``data/*.js``) and an SVG chart.
+
+The payload holds lists, not per-point dicts, so a site with thousands of series stays light;
+per-build facts (version, testbed) live once per job in ``data/jobs/*.js``.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from pal.model import SeriesResult
+from pal.render import svg
+from pal.render.escape import floats_or_none
+from pal.render.naming import Scale, job_label, scale_of, short_name
+
+
+def epoch_seconds(times: np.ndarray) -> np.ndarray:
+    """datetime64 array -> float seconds since the epoch (NaN for NaT)."""
+    t = np.asarray(times).astype("datetime64[ns]")
+    out = t.astype(np.int64).astype(np.float64) / 1e9
+    out[np.isnat(t)] = np.nan
+    return out
+
+
+def time_labels(times: np.ndarray) -> list[str | None]:
+    """``YYYY-MM-DD HH:MM`` in UTC (a form Plotly reads as a date without shifting it)."""
+    t = np.asarray(times).astype("datetime64[m]")
+    text = np.datetime_as_string(t, unit="m")
+    return [None if s == "NaT" else s.replace("T", " ") for s in text.tolist()]
+
+
+def anomaly_points(result: SeriesResult) -> list[tuple[int, str, float]]:
+    """(sample index, kind, y) of each anomaly, at the new group's average (raw units)."""
+    out = []
+    for a in result.anomalies:
+        y = a.after_avg
+        for g in result.groups:
+            if g.start <= a.index < g.end:
+                y = g.avg
+                break
+        out.append((int(a.index), a.kind, float(y)))
+    return out
+
+
+def series_payload(result: SeriesResult) -> dict:
+    """What graph.js needs to draw one series; values already in display units."""
+    sc = scale_of(result.key.metric)
+    digits = sc.digits + 4
+
+    def scaled(arr: np.ndarray) -> list[float | None]:
+        return floats_or_none(np.asarray(arr, dtype=np.float64) / sc.divisor, digits)
+
+    payload = {
+        "job": result.key.job,
+        "test": result.key.test_id,
+        "metric": result.key.metric,
+        "name": short_name(result.key, str(result.attrs.get("nic") or "")),
+        "unit": sc.unit,
+        "ytitle": sc.axis_title(result.direction),
+        "lower": result.direction < 0,
+        "b": [int(b) for b in result.builds],
+        "x": time_labels(result.times),
+        "y": scaled(result.values),
+        "t": scaled(result.trend),
+        "an": [[i, kind, round(y / sc.divisor, digits)] for i, kind, y in anomaly_points(result)],
+    }
+    sd = np.asarray(result.stdevs, dtype=np.float64)
+    if sd.size and np.isfinite(sd).any():
+        payload["sd"] = scaled(sd)
+    bands = {k: scaled(v) for k, v in sorted(result.bands.items()) if len(v) == len(result.values)}
+    if bands:
+        payload["bands"] = bands
+    return payload
+
+
+def job_payload(job: str, facts: dict[str, list[str]]) -> dict:
+    return {"label": job_label(job), "builds": facts}
+
+
+def _scaled(arr: np.ndarray, sc: Scale) -> np.ndarray:
+    return np.asarray(arr, dtype=np.float64) / sc.divisor
+
+
+def _anomaly_dots(result: SeriesResult, xs: np.ndarray, sc: Scale) -> list[svg.Dots]:
+    pts = anomaly_points(result)
+    out = []
+    for kind, color in (("regression", svg.RED), ("progression", svg.GREEN)):
+        sel = [(i, y) for i, k, y in pts if k == kind and 0 <= i < len(xs)]
+        if sel:
+            idx = np.array([i for i, _ in sel])
+            out.append(svg.Dots(xs[idx], np.array([y for _, y in sel]) / sc.divisor, color, r=6.0, open=True))
+    return out
+
+
+def detail_chart(result: SeriesResult, title: str) -> svg.Chart:
+    """Drill-down: samples, trend, anomalies, and MM / TMA ± 3·TMSD when the analysis gave them."""
+    sc = scale_of(result.key.metric)
+    xs = epoch_seconds(result.times)
+    items: list = []
+    legend = [("samples", svg.PALETTE[0]), ("trend", svg.PALETTE[1])]
+    b = result.bands
+    if "tma_lo" in b and "tma_hi" in b:
+        items.append(svg.Band(xs, _scaled(b["tma_lo"], sc), _scaled(b["tma_hi"], sc), svg.PALETTE[3]))
+        legend.append(("TMA ± 3·TMSD", svg.PALETTE[3]))
+    if "tma" in b:
+        items.append(svg.Line(xs, _scaled(b["tma"], sc), svg.PALETTE[3], 1.0))
+    if "mm" in b:
+        items.append(svg.Line(xs, _scaled(b["mm"], sc), svg.PALETTE[6], 1.0, dash="4 3"))
+        legend.append(("moving median", svg.PALETTE[6]))
+    items.append(svg.Line(xs, _scaled(result.trend, sc), svg.PALETTE[1], 2.0))
+    items.append(svg.Dots(xs, _scaled(result.values, sc), svg.PALETTE[0]))
+    items += _anomaly_dots(result, xs, sc)
+    legend += [("regression", svg.RED), ("progression", svg.GREEN)]
+    return svg.Chart(title, sc.axis_title(result.direction), items, legend)
+
+
+def group_chart(title: str, results: Sequence[SeriesResult]) -> svg.Chart:
+    """Several tests in one graph: one colour per test, its samples and trend line."""
+    items: list = []
+    legend = []
+    sc = scale_of(results[0].key.metric)
+    for n, r in enumerate(results):
+        color = svg.PALETTE[n % len(svg.PALETTE)]
+        xs = epoch_seconds(r.times)
+        items.append(svg.Line(xs, _scaled(r.trend, sc), color, 1.5))
+        items.append(svg.Dots(xs, _scaled(r.values, sc), color, r=2.0))
+        items += _anomaly_dots(r, xs, sc)
+        legend.append((short_name(r.key, str(r.attrs.get("nic") or "")), color))
+    return svg.Chart(title, sc.axis_title(results[0].direction), items, legend)

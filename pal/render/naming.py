@@ -1,0 +1,113 @@
+"""How series are named, grouped and scaled on the site (one place, so pages agree)."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+
+from pal.model import METRICS, SeriesKey, SeriesResult, topo_arch_of
+
+#: metric -> dashboard test type
+TEST_TYPES: dict[str, str] = {
+    "mrr": "MRR",
+    "ndr": "NDR",
+    "pdr": "PDR",
+    "soak": "SOAK",
+    "cps": "CPS",
+    "latency_pdr50_d1": "Latency",
+    "latency_pdr50_d2": "Latency",
+}
+#: order of the dashboard tables within a testbed
+TYPE_ORDER = ("MRR", "CPS", "NDR", "PDR", "SOAK", "Latency")
+
+
+@dataclass(frozen=True)
+class Scale:
+    """Display unit of a metric: raw value / divisor, shown with ``digits`` decimals."""
+
+    unit: str  # "Mpps" | "Mcps" | "µs"
+    divisor: float
+    digits: int
+    quantity: str  # axis title word
+
+    def axis_title(self, direction: int) -> str:
+        hint = " (lower is better)" if direction < 0 else ""
+        return f"{self.quantity} [{self.unit}]{hint}"
+
+
+_SCALES = {
+    "pps": Scale("Mpps", 1e6, 2, "Throughput"),
+    "cps": Scale("Mcps", 1e6, 3, "Connection rate"),
+    "us": Scale("µs", 1.0, 1, "Latency"),
+}
+
+
+def scale_of(metric: str) -> Scale:
+    unit = METRICS.get(metric, ("pps", +1))[0]
+    return _SCALES.get(unit, Scale(unit, 1.0, 3, "Value"))
+
+
+def test_type_of(result: SeriesResult) -> str:
+    """Dashboard test type from the metric (CPS tests trend their MRR as ``cps``)."""
+    return TEST_TYPES.get(result.key.metric, result.key.metric.upper())
+
+
+def short_name(key: SeriesKey, nic: str = "") -> str:
+    """CSIT's dashboard name: ``<nic>-<test name>``, with the direction for latency."""
+    tail = key.test_id.rsplit(".", 1)[-1]
+    name = f"{nic}-{tail}" if nic and not tail.startswith(nic) else tail
+    if key.metric.startswith("latency_"):
+        name += f" [{key.metric.rsplit('_', 1)[-1]}]"
+    elif key.metric not in ("mrr", "cps") and not tail.endswith(key.metric):
+        name += f" [{key.metric}]"
+    return name
+
+
+def area_of(result: SeriesResult) -> str:
+    """Test area for grouping graphs (``ip4`` in ``tests.vpp.perf.ip4.<suite>.<test>``)."""
+    area = result.attrs.get("area")
+    if area:
+        return str(area)
+    parts = result.key.test_id.split(".")
+    return parts[3] if len(parts) >= 6 else "other"
+
+
+def job_label(job: str) -> str:
+    """``csit-vpp-perf-mrr-daily-master-2n-icx`` -> ``mrr-daily`` (CSIT's hover build label)."""
+    parts = job.split("-")
+    if "perf" in parts:
+        parts = parts[parts.index("perf") + 1:]
+    if len(parts) > 2:
+        parts = parts[:-2]
+    if len(parts) > 1 and parts[-1] == "master":
+        parts = parts[:-1]
+    return "-".join(parts) or job
+
+
+def build_label(job: str, build: int) -> str:
+    return f"{job_label(job)}-build-{build}"
+
+
+def safe_slug(*parts: str) -> str:
+    """A stable, filesystem-safe page name for an arbitrary tuple of strings."""
+    digest = hashlib.sha1("|".join(parts).encode()).hexdigest()[:8]
+    text = "-".join(p for p in parts if p)
+    safe = re.sub(r"[^A-Za-z0-9_-]+", "-", text).strip("-")[:80]
+    return f"{safe}-{digest}" if safe else digest
+
+
+def group_key(result: SeriesResult) -> tuple[str, str, str]:
+    """Graph page a series belongs to: testbed (topo-arch) x NIC x test area."""
+    return (topo_of(result), str(result.attrs.get("nic") or ""), area_of(result))
+
+
+def topo_of(result: SeriesResult) -> str:
+    """Testbed type: from attrs, else CSIT's rule (the job name's last two dash-parts)."""
+    return str(result.attrs.get("topo_arch") or topo_arch_of(result.key.job))
+
+
+def graph_key(result: SeriesResult) -> tuple[str, str, str]:
+    """One graph on a group page per metric x frame size x cores (CSIT's layout)."""
+    attrs = result.attrs
+    return (result.key.metric, str(attrs.get("frame_size") or ""), str(attrs.get("cores") or ""))

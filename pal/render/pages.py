@@ -1,0 +1,212 @@
+"""Jinja2 pages of the site (autoescape on) and the drill-down page of one series.
+
+A ``Pages`` object compiles the templates once; the drill-down writer is called for
+thousands of series, possibly in worker processes, each with its own ``Pages``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import jinja2
+import numpy as np
+
+import pal
+from pal.model import SeriesKey, SeriesResult
+from pal.render import graphs, svg
+from pal.render.buildinfo import BuildIndex
+from pal.render.escape import js_assign
+from pal.render.naming import build_label, group_key, safe_slug, scale_of, short_name, topo_of
+
+#: runs listed under a drill-down graph (all runs are in the job's CSV)
+RECENT_RUNS = 30
+DEFAULT_TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
+
+
+def fmt(value: object, digits: int = 2) -> str:
+    """A number with fixed decimals; empty for None/NaN (unknown is blank, never 0)."""
+    if value is None:
+        return ""
+    try:
+        v = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return str(value)
+    return f"{v:.{digits}f}" if math.isfinite(v) else ""
+
+
+def make_env(templates_dir: Path) -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(templates_dir)),
+        autoescape=True,  # every template, whatever its extension: all text is untrusted
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=False,
+        keep_trailing_newline=True,
+    )
+    env.filters["fmt"] = fmt
+    return env
+
+
+@dataclass(frozen=True)
+class Links:
+    """Jenkins build links from ``spec.outputs.build_url`` ({jenkins} {job} {build})."""
+
+    template: str | None = None
+    jenkins: str = ""
+
+    def build(self, job: str, build: int | None) -> str | None:
+        if not self.template or build is None:
+            return None
+        return self.template.format_map({"jenkins": self.jenkins.rstrip("/"), "job": job, "build": build})
+
+
+@dataclass(frozen=True)
+class SiteInfo:
+    """Context shared by every page."""
+
+    site_title: str
+    data_until: str
+    links: Links = field(default_factory=Links)
+    version: str = pal.__version__
+
+
+@dataclass(frozen=True)
+class SeriesExtras:
+    """What a drill-down page shows beside the result: alerts and failure messages."""
+
+    alerts: tuple[tuple[str, str, str], ...] = ()  # (id, kind, ack text)
+    failures: tuple[tuple[int, str, str], ...] = ()  # (build, time, message)
+
+
+def group_slug(result: SeriesResult) -> str:
+    return safe_slug(*group_key(result))
+
+
+def group_label(key: tuple[str, str, str]) -> str:
+    topo, nic, area = key
+    return " ".join(p for p in (topo, nic, area) if p)
+
+
+def svg_height(chart: svg.Chart) -> int:
+    return chart.height + 16 * math.ceil(len(chart.legend) / 2)
+
+
+class Pages:
+    def __init__(self, info: SiteInfo, templates_dir: Path = DEFAULT_TEMPLATES):
+        self.info = info
+        self.env = make_env(templates_dir)
+        self._series = self.env.get_template("series.html")
+
+    def render(self, name: str, root: str, page_title: str, scripts: list[str] | None = None, **ctx: object) -> str:
+        return self.env.get_template(name).render(
+            root=root,
+            page_title=page_title,
+            site_title=self.info.site_title,
+            data_until=self.info.data_until,
+            version=self.info.version,
+            scripts=scripts or [],
+            **ctx,
+        )
+
+    def write_series(self, site: Path, result: SeriesResult, facts: BuildIndex, extras: SeriesExtras) -> None:
+        """The drill-down of one series: data/<slug>.js, svg/<slug>.svg and s/<slug>.html."""
+        key = result.key
+        n = len(result.values)
+        for name in ("builds", "times", "stdevs", "trend"):
+            if len(getattr(result, name)) != n:
+                raise ValueError(f"{key.job}/{key.test_id}/{key.metric}: {name} has {len(getattr(result, name))} "
+                                 f"entries, values has {n}")
+        slug = key.slug()
+        nic = str(result.attrs.get("nic") or "")
+        name = short_name(key, nic)
+        (site / "data" / f"{slug}.js").write_text(js_assign("series", slug, graphs.series_payload(result)), "utf-8")
+        chart = graphs.detail_chart(result, f"{name} ({key.metric})")
+        (site / "svg" / f"{slug}.svg").write_text(svg.render_svg(chart), "utf-8")
+        html = self._series.render(self._series_context(result, slug, name, facts, extras, svg_height(chart)))
+        (site / "s" / f"{slug}.html").write_text(html, "utf-8")
+
+    def _series_context(self, r: SeriesResult, slug: str, name: str, facts: BuildIndex,
+                        extras: SeriesExtras, height: int) -> dict:
+        key, links = r.key, self.info.links
+        sc = scale_of(key.metric)
+        builds = [int(b) for b in r.builds]
+        times = graphs.time_labels(r.times)
+        anomalies = []
+        for a in r.anomalies:
+            idx = a.index if 0 <= a.index < len(times) else None
+            anomalies.append({
+                "kind": a.kind,
+                "label": build_label(key.job, a.build),
+                "url": links.build(key.job, a.build),
+                "time": times[idx] if idx is not None else "",
+                "good_label": build_label(key.job, a.last_good_build) if a.last_good_build is not None else "",
+                "good_url": links.build(key.job, a.last_good_build),
+                "before_avg": a.before_avg / sc.divisor,
+                "before_stdev": a.before_stdev / sc.divisor,
+                "after_avg": a.after_avg / sc.divisor,
+                "after_stdev": a.after_stdev / sc.divisor,
+                "change": a.change * 100.0,
+                "runs": a.runs,
+                "detector": a.detector,
+                "evidence": sorted((str(k), str(v)) for k, v in a.evidence.items()),
+            })
+        recent = []
+        values = np.asarray(r.values, dtype=float)
+        n = len(builds)
+        for i in range(n - 1, max(-1, n - 1 - RECENT_RUNS), -1):
+            f = facts.get(key.job, builds[i])
+            recent.append({
+                "label": build_label(key.job, builds[i]),
+                "url": links.build(key.job, builds[i]),
+                "time": times[i] or "",
+                "value": values[i] / sc.divisor,
+                "missing": not math.isfinite(values[i]),
+                "stdev": r.stdevs[i] / sc.divisor,
+                "trend": r.trend[i] / sc.divisor,
+                "version": f.version,
+                "testbed": f.testbed,
+            })
+        comp = r.compliance
+        gkey = group_key(r)
+        return {
+            "root": "../",
+            "page_title": name,
+            "site_title": self.info.site_title,
+            "data_until": self.info.data_until,
+            "version": self.info.version,
+            "scripts": ["../static/plotly.min.js", f"../data/jobs/{safe_slug(key.job)}.js",
+                        f"../data/{slug}.js", "../static/graph.js", "../static/pal.js"],
+            "key": key,
+            "slug": slug,
+            "name": name,
+            "testbed": topo_of(r),
+            "group_slug": safe_slug(*gkey),
+            "group_label": group_label(gkey),
+            "test_set": r.test_set,
+            "detector": r.detector,
+            "verdict": r.verdict,
+            "direction": r.direction,
+            "unit": sc.unit,
+            "digits": sc.digits,
+            "svg_height": height,
+            "has_bands": bool(r.bands),
+            "comp": {
+                "trend": comp.trend / sc.divisor,
+                "runs": comp.runs,
+                "short_term_change": comp.short_term_change,
+                "long_term_change": comp.long_term_change,
+                "regressions": comp.regressions,
+                "progressions": comp.progressions,
+            },
+            "anomalies": anomalies,
+            "alerts": [{"id": i, "kind": k, "ack": ack} for i, k, ack in extras.alerts],
+            "failures": [{"label": build_label(key.job, b), "time": t, "message": m} for b, t, m in extras.failures],
+            "recent": recent,
+            "has_stdev": bool(np.isfinite(np.asarray(r.stdevs, dtype=float)).any()),
+            "csv_name": f"{safe_slug(key.job)}.csv",
+        }
+
+
+def series_key_text(key: SeriesKey) -> str:
+    return f"{key.job}/{key.test_id}/{key.metric}"

@@ -1,0 +1,232 @@
+"""Static SVG graphs: what a reader sees when scripts are blocked (Jenkins' CSP).
+
+Only presentation attributes (``fill=``, ``stroke=``), no ``style`` and no script, so the
+file renders as an ``<img>`` under ``style-src 'self'``. Built by string concatenation:
+thousands of graphs per site, a DOM library would dominate the render time.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+import numpy as np
+
+from pal.render.escape import xml_text
+
+_DAY = 86400.0
+_TIME_STEPS = (  # seconds, label format
+    (3600.0 * 6, "%m-%d %H:%M"),
+    (_DAY, "%Y-%m-%d"),
+    (2 * _DAY, "%Y-%m-%d"),
+    (7 * _DAY, "%Y-%m-%d"),
+    (14 * _DAY, "%Y-%m-%d"),
+    (30 * _DAY, "%Y-%m-%d"),
+    (61 * _DAY, "%Y-%m-%d"),
+    (91 * _DAY, "%Y-%m-%d"),
+    (182 * _DAY, "%Y-%m-%d"),
+    (365 * _DAY, "%Y-%m-%d"),
+)
+
+#: trace colours; red and green are kept for regressions and progressions
+PALETTE = ("#1f77b4", "#ff7f0e", "#17becf", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#393b79", "#637939")
+RED = "#d62728"
+GREEN = "#2ca02c"
+
+
+@dataclass(frozen=True)
+class Line:
+    """A polyline, broken at NaN (a missing run is a gap, never 0)."""
+
+    xs: np.ndarray  # seconds since the epoch
+    ys: np.ndarray
+    color: str
+    width: float = 1.5
+    dash: str = ""
+
+
+@dataclass(frozen=True)
+class Dots:
+    xs: np.ndarray
+    ys: np.ndarray
+    color: str
+    r: float = 2.5
+    open: bool = False  # open circles mark anomalies
+
+
+@dataclass(frozen=True)
+class Band:
+    """A filled area between ``lo`` and ``hi`` (TMA ± 3·TMSD), broken at NaN."""
+
+    xs: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    color: str
+    opacity: float = 0.15
+
+
+@dataclass
+class Chart:
+    title: str
+    y_title: str
+    items: list = field(default_factory=list)  # Band | Line | Dots, drawn in order
+    legend: list[tuple[str, str]] = field(default_factory=list)  # (label, color)
+    width: int = 760
+    height: int = 300
+
+
+def nice_ticks(lo: float, hi: float, target: int = 5) -> list[float]:
+    """Round tick values covering [lo, hi] (1, 2, 5 x 10^k steps)."""
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return []
+    if hi <= lo:
+        hi = lo + (abs(lo) or 1.0)
+    raw = (hi - lo) / max(target, 1)
+    mag = 10 ** math.floor(math.log10(raw))
+    step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
+    first = math.ceil(lo / step - 1e-9) * step
+    ticks = []
+    v = first
+    while v <= hi + step * 1e-9:
+        ticks.append(round(v, 12))
+        v += step
+    return ticks
+
+
+def time_ticks(lo: float, hi: float, max_ticks: int = 7) -> list[tuple[float, str]]:
+    """Tick positions (epoch seconds, at UTC midnight for day steps) and date labels."""
+    if not (math.isfinite(lo) and math.isfinite(hi)) or hi < lo:
+        return []
+    span = max(hi - lo, 1.0)
+    step, fmt = next(((s, f) for s, f in _TIME_STEPS if span / s <= max_ticks), _TIME_STEPS[-1])
+    align = _DAY if step >= _DAY else step
+    t = math.ceil(lo / align) * align
+    out = []
+    while t <= hi:
+        out.append((t, datetime.fromtimestamp(t, tz=timezone.utc).strftime(fmt)))
+        t += step
+    return out
+
+
+def _fmt_tick(v: float, step: float) -> str:
+    digits = max(0, -int(math.floor(math.log10(step)))) if step > 0 else 0
+    return f"{v:.{min(digits, 6)}f}"
+
+
+def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
+    """Start/end (exclusive) of consecutive True runs."""
+    if not mask.any():
+        return []
+    d = np.diff(np.concatenate(([0], mask.astype(np.int8), [0])))
+    return list(zip(np.flatnonzero(d == 1).tolist(), np.flatnonzero(d == -1).tolist()))
+
+
+def render_svg(chart: Chart) -> str:
+    """The chart as a standalone SVG document (deterministic text)."""
+    w, h = chart.width, chart.height
+    left, right, top = 64, 12, 28
+    legend_rows = math.ceil(len(chart.legend) / 2)
+    total_h = h + 16 * legend_rows
+    pw, ph = w - left - right, h - top - 40
+
+    xs_all, ys_all = [], []
+    for it in chart.items:
+        xs_all.append(it.xs)
+        if isinstance(it, Band):
+            ys_all += [it.lo, it.hi]
+        else:
+            ys_all.append(it.ys)
+    xcat = np.concatenate(xs_all) if xs_all else np.array([])
+    ycat = np.concatenate(ys_all) if ys_all else np.array([])
+    xcat = xcat[np.isfinite(xcat)]
+    ycat = ycat[np.isfinite(ycat)]
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{total_h}" '
+        f'viewBox="0 0 {w} {total_h}" font-family="sans-serif" font-size="11">',
+        f'<rect x="0" y="0" width="{w}" height="{total_h}" fill="#ffffff"/>',
+        f'<text x="{w / 2:.1f}" y="16" text-anchor="middle" font-size="13">{xml_text(chart.title)}</text>',
+    ]
+    if xcat.size == 0 or ycat.size == 0:
+        out.append(f'<text x="{w / 2:.1f}" y="{h / 2:.1f}" text-anchor="middle" fill="#666666">no data</text></svg>\n')
+        return "".join(out)
+
+    x0, x1 = float(xcat.min()), float(xcat.max())
+    if x1 <= x0:
+        x0, x1 = x0 - _DAY / 2, x1 + _DAY / 2
+    y0, y1 = float(ycat.min()), float(ycat.max())
+    pad = (y1 - y0) * 0.08 or abs(y1) * 0.05 or 1.0
+    y0, y1 = y0 - pad, y1 + pad
+    yt = nice_ticks(y0, y1)
+    if yt:
+        y0, y1 = min(y0, yt[0]), max(y1, yt[-1])
+    sx = pw / (x1 - x0)
+    sy = ph / (y1 - y0)
+
+    def px(v: np.ndarray) -> np.ndarray:
+        return left + (v - x0) * sx
+
+    def py(v: np.ndarray) -> np.ndarray:
+        return top + ph - (v - y0) * sy
+
+    # axes, grid and ticks
+    out.append(f'<rect x="{left}" y="{top}" width="{pw}" height="{ph}" fill="none" stroke="#999999"/>')
+    step = yt[1] - yt[0] if len(yt) > 1 else 1.0
+    for v in yt:
+        y = float(py(np.float64(v)))
+        out.append(f'<line x1="{left}" y1="{y:.1f}" x2="{left + pw}" y2="{y:.1f}" stroke="#e5e5e5"/>')
+        out.append(f'<text x="{left - 4}" y="{y + 4:.1f}" text-anchor="end">{_fmt_tick(v, step)}</text>')
+    for t, label in time_ticks(x0, x1):
+        x = float(px(np.float64(t)))
+        out.append(f'<line x1="{x:.1f}" y1="{top + ph}" x2="{x:.1f}" y2="{top + ph + 4}" stroke="#999999"/>')
+        out.append(f'<text x="{x:.1f}" y="{top + ph + 16}" text-anchor="middle">{label}</text>')
+    out.append(
+        f'<text x="14" y="{top + ph / 2:.1f}" text-anchor="middle" '
+        f'transform="rotate(-90 14 {top + ph / 2:.1f})">{xml_text(chart.y_title)}</text>'
+    )
+    for it in chart.items:
+        out.append(_draw(it, px, py))
+    for i, (label, color) in enumerate(chart.legend):
+        lx = left + (i % 2) * (pw / 2)
+        ly = h - 8 + 16 * (i // 2)
+        out.append(f'<rect x="{lx:.1f}" y="{ly - 8}" width="10" height="10" fill="{color}"/>')
+        out.append(f'<text x="{lx + 14:.1f}" y="{ly + 1}">{xml_text(label)}</text>')
+    out.append("</svg>\n")
+    return "".join(out)
+
+
+def _pts(xs: np.ndarray, ys: np.ndarray) -> str:
+    return " ".join(f"{a:.1f},{b:.1f}" for a, b in zip(xs.tolist(), ys.tolist()))
+
+
+def _draw(it, px, py) -> str:
+    if isinstance(it, Line):
+        ok = np.isfinite(it.ys) & np.isfinite(it.xs)
+        X, Y = px(it.xs), py(it.ys)
+        dash = f' stroke-dasharray="{it.dash}"' if it.dash else ""
+        parts = []
+        for a, b in _runs(ok):
+            if b - a == 1:
+                continue  # a lone sample is drawn by its dot
+            parts.append(
+                f'<polyline points="{_pts(X[a:b], Y[a:b])}" fill="none" stroke="{it.color}" '
+                f'stroke-width="{it.width}"{dash}/>'
+            )
+        return "".join(parts)
+    if isinstance(it, Dots):
+        ok = np.isfinite(it.ys) & np.isfinite(it.xs)
+        X, Y = px(it.xs[ok]), py(it.ys[ok])
+        paint = f'fill="none" stroke="{it.color}" stroke-width="2"' if it.open else f'fill="{it.color}"'
+        cls = ' class="anomaly"' if it.open else ' class="sample"'
+        return "".join(
+            f'<circle{cls} cx="{a:.1f}" cy="{b:.1f}" r="{it.r}" {paint}/>' for a, b in zip(X.tolist(), Y.tolist())
+        )
+    if isinstance(it, Band):
+        ok = np.isfinite(it.lo) & np.isfinite(it.hi) & np.isfinite(it.xs)
+        X, LO, HI = px(it.xs), py(it.lo), py(it.hi)
+        parts = []
+        for a, b in _runs(ok):
+            pts = _pts(X[a:b], HI[a:b]) + " " + _pts(X[a:b][::-1], LO[a:b][::-1])
+            parts.append(f'<polygon points="{pts}" fill="{it.color}" fill-opacity="{it.opacity}" stroke="none"/>')
+        return "".join(parts)
+    raise TypeError(f"not a chart item: {it!r}")
