@@ -153,10 +153,11 @@ def _rows_of(test: RawTest, ctx: _Context) -> Iterable[dict[str, Any]]:
     test_type = attrs.test_type
     if test_type is None or not set(measured.values) <= set(METRICS_OF_TYPE[test_type]):
         test_type = TYPE_OF_KIND[measured.kind]
+    # A NaN from a known invalid marker (latency -1) needs no message; a doubtful number says why.
     return [
         _row(base, test_type, metric, value,
              stdev=measured.stdev if measured.trials is not None else math.nan,
-             trials=measured.trials, message=message if math.isnan(value) else "")
+             trials=measured.trials, message=(measured.problem or "") if math.isnan(value) else "")
         for metric, value in measured.values.items()
     ]
 

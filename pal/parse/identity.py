@@ -68,7 +68,7 @@ def apply_rename_ignore(test_id: str, rename: Mapping[str, str],
     return test_id
 
 
-def test_type_of(tags: Iterable[str]) -> str | None:
+def type_from_tags(tags: Iterable[str]) -> str | None:
     """MRR | BMRR | NDRPDR | SOAK | CPS from the tags (None for tests that are not performance tests).
 
     CPS is the MRR-like family of TCP_CPS/UDP_CPS tests; an NDRPDR or SOAK tag wins over it.
@@ -128,7 +128,7 @@ def attrs_of(test_name: str, suite_name: str, tags: Sequence[str]) -> TestAttrs:
         m = _FRAME_NAME.match(_TC_PREFIX.sub("", test_name.lower()))
         frame = m.group(1).upper() if m else None
     return TestAttrs(
-        test_type=test_type_of(upper),
+        test_type=type_from_tags(upper),
         frame_size=frame,
         cores=next((t for t in upper if _CORES_TAG.match(t)), None),
         threads_cores=next((t for t in upper if _THREADS_CORES_TAG.match(t)), None),

@@ -1,0 +1,127 @@
+"""Each CSIT message generation, with values computed by hand."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from pal.parse.messages import PARSERS, parse_message
+
+NDRPDR_2020 = (
+    "\nNDR_LOWER: 18123456.5 pps, 12.179 Gbps (initial) \n"
+    "LATENCY [min/avg/max/hdrh] per stream: ['10/15/30/HISTFAAAAAB', '11/16/31/HISTFAAAAAC'] \n"
+    "NDR_UPPER: 18200000.0 pps, 12.23 Gbps (initial) \n"
+    "PDR_LOWER: 18500000.0 pps, 12.432 Gbps (initial) \n"
+    "LATENCY [min/avg/max/hdrh] per stream: ['12/20/40/HISTFAAAAAD', '13/21/41/HISTFAAAAAE'] \n"
+    "PDR_UPPER: 18600000.0 pps, 12.499 Gbps (initial) \n"
+    "Latency at 90% PDR: ['9/14/29/HISTFAAAAAF', '9/14/29/HISTFAAAAAG'] \n"
+    "Latency at 50% PDR: ['8/12/25/HISTFAAAAAH', '7/11/24/HISTFAAAAAI'] \n"
+    "Latency at 10% PDR: ['7/11/22/HISTFAAAAAI', '7/10/21/HISTFAAAAAJ'] \n"
+    "Latency at 0% PDR: ['6/10/20/HISTFAAAAAK', '6/10/20/HISTFAAAAAL']"
+)
+
+
+def test_every_parser_names_its_generation():
+    names = [p.name for p in PARSERS]
+    assert len(names) == len(set(names))
+    for p in PARSERS:
+        assert p.generation, p.name
+
+
+def test_mrr_trials_mean_and_population_stdev():
+    m, name = parse_message("Maximum Receive Rate trial results in packets per second: "
+                            "[21000000.0, 22000000.0, 23000000.0, 24000000.0]")
+    assert name == "mrr-trials-pps"
+    assert m.values == {"mrr": 22500000.0}
+    # population stdev: sqrt(((1.5e6)^2 + (0.5e6)^2) * 2 / 4) = sqrt(1.25e12)
+    assert m.stdev == pytest.approx(1118033.988749895)
+    assert m.trials == [21e6, 22e6, 23e6, 24e6]
+    assert m.problem is None
+
+
+def test_mrr_csit_example_from_formats_doc():
+    text = ("Maximum Receive Rate trial results in packets per second: [21752588.29, 21712091.77, 21836008.33, "
+            "21921193.52, 21553586.16, 21723548.35, 21880236.21, 21578999.96, 21571842.47, 21662055.49]")
+    m, _ = parse_message(text)
+    assert len(m.trials) == 10
+    assert m.values["mrr"] == pytest.approx(217192150.05 / 10)
+
+
+@pytest.mark.parametrize("text", [
+    "Maximum Receive Rate trial results in connections per second: [100000.0, 110000.0]",
+    "Maximum Receive Rate trial results in estimated connections per second: [100000.0, 110000.0]",
+])
+def test_cps_forms(text):
+    m, name = parse_message(text)
+    assert name == "mrr-trials-cps"
+    assert m.values == {"cps": 105000.0}
+    assert m.stdev == 5000.0
+
+
+def test_mrr_2018_rate_is_rx_over_seconds():
+    m, name = parse_message("MaxReceivedRate_Results [pkts/10sec]: tx 148809520, rx 120000005")
+    assert name == "mrr-tx-rx-2018"
+    assert m.values == {"mrr": 12000000.5}
+    assert m.trials == [12000000.5]
+
+
+@pytest.mark.parametrize("join", [" \n", "\n"])
+def test_ndrpdr_with_load_latency(join):
+    m, name = parse_message(NDRPDR_2020.replace(" \n", join))
+    assert name == "ndrpdr-load-latency"
+    assert m.values == {"ndr": 18123456.5, "pdr": 18500000.0, "latency_pdr50_d1": 12.0, "latency_pdr50_d2": 11.0}
+    assert m.problem is None
+
+
+@pytest.mark.parametrize("bad", ["-1/-1/-1/", "0/0/0/", "4294967295/4294967295/4294967295/HISTF"])
+def test_invalid_latency_markers_are_missing(bad):
+    text = NDRPDR_2020.replace("'7/11/24/HISTFAAAAAI'", f"'{bad}'")
+    m, _ = parse_message(text)
+    assert m.values["latency_pdr50_d1"] == 12.0
+    assert math.isnan(m.values["latency_pdr50_d2"])
+    assert m.values["ndr"] == 18123456.5
+
+
+def test_ndrpdr_2018_bounds_only():
+    text = ("\nNDR_LOWER: 12345678.5 pps, 8.296 Gbps (initial) \n"
+            "LATENCY [min/avg/max] per stream: ['5/10/20', '6/11/21'] \n"
+            "NDR_UPPER: 12400000.0 pps, 8.333 Gbps (initial) \n"
+            "PDR_LOWER: 13000000.0 pps, 8.736 Gbps (initial) \n"
+            "LATENCY [min/avg/max] per stream: ['7/12/30', '8/13/31'] \n"
+            "PDR_UPPER: 13100000.0 pps, 8.803 Gbps (initial)")
+    m, name = parse_message(text)
+    assert name == "ndrpdr-bounds"
+    assert m.values == {"ndr": 12345678.5, "pdr": 13000000.0}
+
+
+def test_ndrpdr_missing_pdr_lower_is_nan_with_problem():
+    m, _ = parse_message("NDR_LOWER: 1000.0 pps, 0.1 Gbps (initial)\nNDR_UPPER: 1100.0 pps, 0.1 Gbps")
+    assert m.values["ndr"] == 1000.0
+    assert math.isnan(m.values["pdr"])
+    assert "PDR_LOWER" in m.problem
+
+
+def test_soak_lower_bound():
+    m, name = parse_message("PLRsearch lower bound: 10500000.25 pps, 7.056 Gbps \n"
+                            "PLRsearch upper bound: 10700000.75 pps, 7.19 Gbps")
+    assert name == "soak-plrsearch"
+    assert m.values == {"soak": 10500000.25}
+    assert m.extra == {"upper": 10700000.75}
+
+
+@pytest.mark.parametrize("text, why", [
+    ("Maximum Receive Rate trial results in packets per second: [abc, 1.0]", "no usable trial"),
+    ("Maximum Receive Rate trial results in packets per second: []", "no usable trial"),
+    ("Maximum Receive Rate trial results in packets per second: [1.0, -5.0]", "invalid trial"),
+    ("Maximum Receive Rate trial results in packets per second: [1.0, nan]", "invalid trial"),
+])
+def test_malformed_numbers_give_nan_and_a_reason(text, why):
+    m, _ = parse_message(text)
+    assert math.isnan(m.values["mrr"])
+    assert why in m.problem
+
+
+@pytest.mark.parametrize("text", ["", "Test passed", "Traffic looked fine, NDR unknown", "PLRsearch done"])
+def test_unknown_messages_match_nothing(text):
+    assert parse_message(text) == (None, None)
