@@ -123,7 +123,7 @@ class Request:
     method: str
     path: str
     query: str
-    status: int
+    status: int  # 0 while the answer is under way, -1 for a reset connection
     fault: str | None
     auth: bool | None
     user: str | None
@@ -217,7 +217,7 @@ class FakeJenkins:
 
         self._server = ThreadingHTTPServer((self._host, self._port), Handler)
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name="fake-jenkins", daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), name="fake-jenkins", daemon=True)
         self._thread.start()
         return self
 
@@ -250,9 +250,15 @@ class FakeJenkins:
                 return fault
         return None
 
-    def _log(self, req: Request) -> None:
+    def _log(self, req: Request, slot: int | None = None) -> int:
+        """Log a request on arrival (so a stalled one is already counted), then update its status."""
         with self._lock:
-            self.requests.append(req)
+            if slot is None:
+                self.requests.append(req)
+                return len(self.requests) - 1
+            if slot < len(self.requests) and self.requests[slot].path == req.path:
+                self.requests[slot] = req
+            return slot
 
 
 def _read(content: bytes | Path) -> bytes:
@@ -279,6 +285,7 @@ class _Handler(BaseHTTPRequestHandler):
         path, query = unquote(parts.path), parts.query
         self._status, self._fault_kind = 0, None
         auth_ok, user = self._check_auth()
+        slot = fj._log(Request(self.command, path, query, 0, None, auth_ok, user, time.time()))
         try:
             if auth_ok is False:
                 self._send(401, b"unauthorized", "text/plain", extra={"WWW-Authenticate": 'Basic realm="fake"'})
@@ -295,7 +302,8 @@ class _Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):
             pass
         finally:
-            fj._log(Request(self.command, path, query, self._status, self._fault_kind, auth_ok, user, time.time()))
+            fj._log(Request(self.command, path, query, self._status, self._fault_kind, auth_ok, user, time.time()),
+                    slot)
 
     def _check_auth(self) -> tuple[bool | None, str | None]:
         if self.jenkins.auth is None:
