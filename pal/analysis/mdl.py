@@ -230,6 +230,22 @@ class MdlState:
             self._step(run)
         return self
 
+    def sync(self, values: Iterable[Any]) -> "MdlState":
+        """Bring the state to exactly ``values``; returns self.
+
+        When the runs already held are a prefix of ``values`` (compared exactly), only the new
+        runs are added; otherwise (a build was replaced, history was trimmed) it recomputes.
+        """
+        runs, top = _prepare(values)
+        held = len(self.runs)
+        if held <= len(runs) and top == self.max_value and runs[:held] == self.runs:
+            self._reserve(len(runs))
+            for run in runs[held:]:
+                self._step(run)
+        else:
+            self._restart(runs, top)
+        return self
+
     def _restart(self, runs: list[tuple[int, float, float]], top: float) -> None:
         self.max_value = top
         self.unit = _unit_of(top, self.unit_arg, self.sbps_arg)
