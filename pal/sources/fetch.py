@@ -21,7 +21,7 @@ from pal.errors import SpecError
 from pal.model import BuildFile
 from pal.progress import Progress
 from pal.report import RunReport
-from pal.sources.base import Attempts, BuildInfo, Failed, ListingError, Missing, Source
+from pal.sources.base import Attempts, BuildInfo, ListingError, Missing, Source
 from pal.sources.cache import CacheIndex, HashCache
 from pal.sources.http import HttpOptions
 from pal.sources.jenkins import JenkinsSource
@@ -147,7 +147,9 @@ def _plan_job(job: JobSpec, sources: list[Source], report: RunReport,
     listed = merge_listings(listings)
     end: int | None = job.end if isinstance(job.end, int) else None
     if job.builds is None and isinstance(job.end, str) and job.end in BUILD_ALIASES:
-        for src, listing in listed_by:
+        # Jenkins knows what "completed" means; a directory only knows its newest build: ask it last.
+        with_status = sorted(listed_by, key=lambda sl: not any(i.known for i in sl[1].values()))
+        for src, listing in with_status:
             end = src.resolve(job.name, job.end, listing)
             if end is not None:
                 break
