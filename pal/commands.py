@@ -46,3 +46,27 @@ def cmd_store(args: argparse.Namespace) -> int:
         path = store.export(args.output)
         log.info("exported %d rows to %s", store.info()["rows"], path)
     return 0
+
+
+def cmd_download(args: argparse.Namespace) -> int:
+    """``pal download``: fetch the spec's builds into the cache; one TSV line per file on stdout.
+
+    Columns: job, build, source, sha256, path. Problems go to the log; exit 1 only when
+    builds were wanted and none could be fetched.
+    """
+    from pal.report import RunReport
+    from pal.sources import default_cache_dir, fetch_builds
+
+    spec = load_spec(args.spec)
+    report = RunReport()
+    files = fetch_builds(spec, default_cache_dir(spec), report)
+    for f in files:
+        print(f"{f.job}\t{f.build}\t{f.source}\t{f.sha256}\t{f.path}")
+    errors = report.errors("download")
+    for p in report.problems:
+        if p.severity != "error":
+            log.info("download: %s: %s", p.item, p.message)
+    log.info("download: %d files (%s); %d problems", len(files),
+             ", ".join(f"{k.split('.', 2)[-1]}: {v}" for k, v in sorted(report.counts.items())
+                       if k.startswith("download.source.")) or "none", len(errors))
+    return 1 if errors and not files else 0

@@ -3,6 +3,6 @@
 ``fetch_builds(spec, cache_dir, report, jobs=None) -> list[BuildFile]``; see pal.sources.fetch.
 """
 
-from pal.sources.fetch import fetch_builds
+from pal.sources.fetch import default_cache_dir, fetch_builds
 
-__all__ = ["fetch_builds"]
+__all__ = ["default_cache_dir", "fetch_builds"]

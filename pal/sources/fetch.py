@@ -34,6 +34,11 @@ log = logging.getLogger("pal")
 STAGE = "download"
 
 
+def default_cache_dir(spec: Spec) -> Path:
+    """Where downloads are kept between runs unless told otherwise: ``<outputs.dir>/downloads``."""
+    return spec.out_dir / "downloads"
+
+
 def fetch_builds(spec: Spec, cache_dir: Path, report: RunReport, jobs: list[str] | None = None, *,
                  env: Mapping[str, str] | None = None, now: datetime | None = None,
                  backoff: float = 0.5) -> list[BuildFile]:
