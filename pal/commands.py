@@ -70,3 +70,52 @@ def cmd_download(args: argparse.Namespace) -> int:
              ", ".join(f"{k.split('.', 2)[-1]}: {v}" for k, v in sorted(report.counts.items())
                        if k.startswith("download.source.")) or "none", len(errors))
     return 1 if errors and not files else 0
+
+
+def cmd_parse(args: argparse.Namespace) -> int:
+    """``pal parse FILE...``: the samples the files hold, as CSV/JSON on stdout or a file.
+
+    Job and build come from ``--job``/``--build`` or the path (``<job>/<build>/output.xml.gz``
+    or ``<job>__<build>__output.xml.gz``). A file that cannot be read is logged and skipped;
+    the exit code is then 1, the other files are still written.
+    """
+    import pandas as pd
+
+    from pal.errors import ParseError
+    from pal.model import empty_samples
+    from pal.parse import job_build_from_path, parse_build
+    from pal.parse.output import write_samples
+
+    if args.format == "parquet" and args.output is None:
+        log.error("error: --format parquet needs --output FILE")
+        return 1
+    testbeds: dict[str, str] = {}
+    rename: dict[str, str] = {}
+    ignore: list[str] = []
+    if args.spec is not None:
+        spec = load_spec(args.spec)
+        testbeds, rename, ignore = dict(spec.testbeds), spec.renames(), list(spec.ignore)
+    frames, failed = [], 0
+    for path in args.files:
+        guessed = job_build_from_path(path)
+        job = args.job or (guessed[0] if guessed else None)
+        build = args.build if args.build is not None else (guessed[1] if guessed else None)
+        if job is None or build is None:
+            log.error("error: %s: give --job and --build (not found in the path)", path)
+            failed += 1
+            continue
+        try:
+            result = parse_build(path, job, build, testbeds=testbeds, rename=rename, ignore=ignore)
+        except ParseError as exc:
+            log.error("error: %s", exc)
+            failed += 1
+            continue
+        for p in result.problems:
+            log.warning("parse: %s", p.message)
+        m = result.meta
+        log.info("parse: %s/%s: %d rows, %d passed, %d failed, %s %s", job, build, len(result.samples),
+                 m.passed, m.failed, m.dut, m.dut_version or "version unknown")
+        frames.append(result.samples)
+    df = pd.concat(frames, ignore_index=True) if frames else empty_samples()
+    write_samples(df, args.format, args.output, sys.stdout)
+    return 1 if failed else 0
