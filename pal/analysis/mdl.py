@@ -247,6 +247,8 @@ class MdlState:
         return self
 
     def _restart(self, runs: list[tuple[int, float, float]], top: float) -> None:
+        if runs and not top > 0.0:
+            raise MdlInputError(f"the maximal value is {top!r}: MDL needs a positive maximum")
         self.max_value = top
         self.unit = _unit_of(top, self.unit_arg, self.sbps_arg)
         self.runs = []
@@ -256,8 +258,6 @@ class MdlState:
         self._table = np.zeros(0)
         if not runs:
             return
-        if not top > 0.0:
-            raise MdlInputError(f"the maximal value is {top!r}: MDL needs a positive maximum")
         self._reserve(len(runs))
         for run in runs:
             self._step(run)

@@ -228,3 +228,9 @@ def test_state_roundtrip_is_exact():
 def test_group_bits_finite_and_positive():
     groups = classify([1.0, 2.0, 3.0, 2.0, 1.0])
     assert all(math.isfinite(g.bits) and g.bits > 0 for g in groups)
+
+
+def test_negative_values_follow_jumpavg():
+    # Not a pal use case (rates are positive), but the arithmetic must still match the oracle.
+    for values in ([5.0, -3.0, 4.0, 5.0], [1.0, -100.0, 1.0], [-1.0, 2.0, 2.0, -1.0, 2.0]):
+        assert ours(classify(values)) == oracle(values)
