@@ -62,7 +62,7 @@ def fetch_builds(spec: Spec, cache_dir: Path, report: RunReport, jobs: list[str]
     """
     env = os.environ if env is None else env
     now = now or datetime.now(timezone.utc)
-    cache_dir = Path(cache_dir)
+    cache_dir = Path(cache_dir).resolve()
     job_specs = _jobs(spec, jobs, report)
     sources = _open_sources(spec, cache_dir, env, backoff)
     try:
@@ -104,7 +104,7 @@ def _open_sources(spec: Spec, cache_dir: Path, env: Mapping[str, str], backoff: 
     out: list[Source] = []
     for i, s in enumerate(spec.sources):
         if s.type == "local":
-            root = spec.resolve(_expand(s.path or "", env, f"sources[{i}].path"))
+            root = spec.resolve(_expand(s.path or "", env, f"sources[{i}].path")).resolve()  # type: ignore[union-attr]
             out.append(LocalSource(s.name, root, hashes))  # type: ignore[arg-type]
         else:
             out.append(_jenkins(s, i, cache, env, backoff))
