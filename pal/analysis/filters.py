@@ -11,16 +11,20 @@ Graphs keep every change a detector calls; an alert needs more evidence. These f
   ``min_change_pct`` percent. Measuring from the last kept level is what makes a one-run dip
   that reverts vanish: the dip fails confirmation, and the return to the old level, compared
   with the level before the dip, is below the minimum magnitude.
+- transients (``alert_changes``): a level that held fewer than ``confirm_runs`` runs and was
+  left again is masked as missing and the series analysed again, so that the boundaries a dip
+  made free do not survive as small changes of their own.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 
-from pal.analysis.detector import NORMAL, ChangePoint, Detection, kind_of, with_changes
+from pal.analysis.detector import ChangePoint, Detection, Detector, SeriesInput, as_values, kind_of, with_changes
 
 
 def filter_changes(
@@ -30,37 +34,101 @@ def filter_changes(
     min_change_pct: float = 0.0,
     confirm_runs: int = 1,
 ) -> list[ChangePoint]:
-    """The changes that pass both filters, with ``before``/kind re-measured from the kept level."""
+    """The changes that pass both filters, re-measured with medians from the last kept level.
+
+    ``before`` becomes the median of the valid runs from the last kept change (or the series
+    start) up to this change, ``after`` the median of the runs from this change up to the next
+    candidate; medians, so that a dip inside a level does not move it. The detector's own
+    levels stay in the evidence (``detector_before``/``detector_after``).
+    """
     if confirm_runs < 1 or min_change_pct < 0:
         raise ValueError(f"filter_changes: confirm_runs={confirm_runs} (>= 1), min_change_pct={min_change_pct} (>= 0)")
-    valid = np.flatnonzero(~np.isnan(np.asarray(values, dtype=np.float64)))
+    x = np.asarray(values, dtype=np.float64)
+    valid = np.flatnonzero(~np.isnan(x))
+    ordered = sorted(changes, key=lambda c: c.index)
     kept: list[ChangePoint] = []
-    level: float | None = None  # the last kept level (before the first change: its own 'before')
-    for cp in sorted(changes, key=lambda c: c.index):
-        before = cp.before if level is None else level
-        if level is None:
-            level = cp.before
+    level_start = 0
+    for j, cp in enumerate(ordered):
         if cp.runs < confirm_runs:
             continue
-        rel = (cp.after - before) / abs(before) if before else math.inf
-        if abs(rel) * 100.0 < min_change_pct:
-            continue
-        kind = kind_of(before, cp.after, direction)
-        if kind == NORMAL:
+        nxt = ordered[j + 1].index if j + 1 < len(ordered) else len(x)
+        b, a = x[level_start : cp.index], x[cp.index : max(nxt, cp.index + 1)]
+        b, a = b[~np.isnan(b)], a[~np.isnan(a)]
+        before = float(np.median(b)) if len(b) else cp.before
+        after = float(np.median(a)) if len(a) else cp.after
+        rel = (after - before) / abs(before) if before else math.inf
+        kind = kind_of(before, after, direction)
+        if abs(rel) * 100.0 < min_change_pct or kind != cp.kind:
             continue
         pos = int(np.searchsorted(valid, cp.index))
         confirm_at = int(valid[min(pos + confirm_runs - 1, len(valid) - 1)])
-        ev = dict(cp.evidence, filtered_before=before, detector_before=cp.before,
+        ev = dict(cp.evidence, detector_before=cp.before, detector_after=cp.after,
                   min_change_pct=min_change_pct, confirm_runs=confirm_runs)
-        kept.append(replace(cp, kind=kind, before=before, reported_at=max(cp.reported_at, confirm_at), evidence=ev))
-        level = cp.after
+        kept.append(replace(cp, before=before, after=after, reported_at=max(cp.reported_at, confirm_at), evidence=ev))
+        level_start = cp.index
     return kept
 
 
-def apply_filters(det: Detection, values: np.ndarray, direction: int = 1,
-                  min_change_pct: float = 0.0, confirm_runs: int = 1) -> Detection:
-    """A copy of ``det`` keeping only the alertable changes (labels and verdict recomputed)."""
-    kept = filter_changes(values, det.changes, direction, min_change_pct, confirm_runs)
-    out = with_changes(det, np.asarray(values, dtype=np.float64), kept)
+def transient_runs(values: np.ndarray, changes: list[ChangePoint], confirm_runs: int) -> list[int]:
+    """Valid runs of levels that held fewer than ``confirm_runs`` runs and were then left again.
+
+    These are the one-run dips (and other short excursions) that reverted or moved on; the last
+    level is never transient, it may simply be new.
+    """
+    x = np.asarray(values, dtype=np.float64)
+    ordered = sorted(changes, key=lambda c: c.index)
+    out: list[int] = []
+    for j, cp in enumerate(ordered[:-1]):
+        if cp.runs < confirm_runs:
+            stop = ordered[j + 1].index
+            out.extend(i for i in range(cp.index, stop) if not math.isnan(x[i]))
+    return out
+
+
+def alert_changes(detector: Detector, series: SeriesInput, direction: int = 1, min_change_pct: float = 0.0,
+                  confirm_runs: int = 1, changes: list[ChangePoint] | None = None, passes: int = 3) -> list[ChangePoint]:
+    """What to alert on: transient levels masked as missing and the series analysed again, then filtered.
+
+    A detector that isolates a one-run dip also shifts the levels around it a little (the
+    boundaries are free); without the dip, it judges the rest on its own merits. Up to
+    ``passes`` rounds, until no new transient run appears.
+    """
+    values = as_values(series)
+    if changes is None:
+        changes = detector.detect(series, direction).changes
+    if confirm_runs > 1:
+        masked_series: Any = series
+        masked: set[int] = set()
+        for _ in range(passes):
+            new = set(transient_runs(values, changes, confirm_runs)) - masked
+            if not new:
+                break
+            masked |= new
+            masked_series = _mask(series, masked)
+            changes = detector.detect(masked_series, direction).changes
+    return filter_changes(values, changes, direction, min_change_pct, confirm_runs)
+
+
+def _mask(series: SeriesInput, runs: set[int]) -> Any:
+    if isinstance(series, np.ndarray):
+        out = series.astype(np.float64, copy=True)
+        out[sorted(runs)] = np.nan
+        return out
+    return [None if i in runs else item for i, item in enumerate(series)]
+
+
+def apply_filters(det: Detection, series: SeriesInput, direction: int = 1, min_change_pct: float = 0.0,
+                  confirm_runs: int = 1, detector: Detector | None = None) -> Detection:
+    """A copy of ``det`` keeping only the alertable changes (labels and verdict recomputed).
+
+    With ``detector`` given, transient levels are masked and the series analysed again first
+    (``alert_changes``); without it only the two filters run on ``det.changes``.
+    """
+    values = as_values(series)
+    if detector is not None:
+        kept = alert_changes(detector, series, direction, min_change_pct, confirm_runs, det.changes)
+    else:
+        kept = filter_changes(values, det.changes, direction, min_change_pct, confirm_runs)
+    out = with_changes(det, values, kept)
     out.params = dict(det.params, min_change_pct=min_change_pct, confirm_runs=confirm_runs)
     return out

@@ -1,0 +1,149 @@
+"""Seeded, labelled synthetic series that look like CSIT trending data, and a labelled-CSV reader.
+
+Accuracy is only measurable against known answers. ``csit_like`` draws series the way CSIT MRR
+trending data looks (see docs/accuracy.md for the exact recipe):
+
+- a level between 1e6 and 3e7 pps (log-uniform); each run is the mean of 10 trials, each trial
+  level·(1 + s·N(0, 1)) with a per-series relative trial noise s in [0.5 %, 5 %];
+- changing series have 1 to 3 steps up or down of 2 % to 30 %, but never below 3 standard
+  deviations of the run mean (s/√10): a smaller step is not a change anyone can label;
+  steps are at least ``MIN_GAP`` runs apart and from either end;
+- every series may have one-run dips (an infrastructure hiccup: the whole run 5 % to 50 % low,
+  the next run back at the level): these are NOT changes;
+- about 2 % of runs are missing (a failed test: NaN value, no trials); never a step's first run.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from pal.errors import ParseError
+
+MIN_GAP = 15  # runs between steps, and from a step to either end of the series
+KINDS = ("regression", "progression")
+
+
+@dataclass(frozen=True)
+class LabelledSeries:
+    """One series with its true changes: (index of the new level's first run, kind)."""
+
+    name: str
+    values: np.ndarray  # run values, NaN = missing
+    changes: tuple[tuple[int, str], ...]
+    direction: int = 1
+    trials: tuple[tuple[float, ...] | None, ...] | None = None
+    dips: tuple[int, ...] = ()
+    noise: float = math.nan  # relative trial noise
+
+    @property
+    def stationary(self) -> bool:
+        return not self.changes
+
+    @property
+    def valid_runs(self) -> int:
+        return int(np.count_nonzero(~np.isnan(self.values)))
+
+
+def _series(rng: np.random.Generator, name: str, runs: int, n_steps: int, trials: int,
+            dip_rate: float, missing_rate: float) -> LabelledSeries:
+    level = math.exp(rng.uniform(math.log(1e6), math.log(3e7)))
+    noise = rng.uniform(0.005, 0.05)
+    run_sd = noise / math.sqrt(trials)
+    steps: list[int] = []
+    while len(steps) < n_steps:  # rejection sampling of well separated positions
+        cand = sorted(int(i) for i in rng.integers(MIN_GAP, runs - MIN_GAP + 1, size=n_steps))
+        gaps = np.diff([0] + cand + [runs])
+        if n_steps == 0 or min(gaps) >= MIN_GAP:
+            steps = cand
+            break
+    levels = np.full(runs, level)
+    changes = []
+    for at in steps:
+        mag = max(rng.uniform(0.02, 0.30), 3.0 * run_sd)
+        up = bool(rng.random() < 0.5)
+        levels[at:] *= (1 + mag) if up else 1 / (1 + mag)
+        changes.append((at, "progression" if up else "regression"))
+    dips = []
+    for i in range(2, runs - 2):  # the last runs: no one can tell yet that a dip reverts
+        near = any(abs(i - s) <= 3 for s in steps) or any(abs(i - d) <= 3 for d in dips)
+        if not near and rng.random() < dip_rate:
+            dips.append(i)
+    factor = np.ones(runs)
+    for d in dips:
+        factor[d] = 1.0 - rng.uniform(0.05, 0.5)
+    all_trials = levels[:, None] * factor[:, None] * (1.0 + noise * rng.standard_normal((runs, trials)))
+    values = all_trials.mean(axis=1)
+    trial_list: list[tuple[float, ...] | None] = [tuple(map(float, t)) for t in all_trials]
+    for i in range(runs):
+        if i not in steps and i not in dips and rng.random() < missing_rate:
+            values[i] = np.nan
+            trial_list[i] = None
+    return LabelledSeries(name, values, tuple(changes), 1, tuple(trial_list), tuple(dips), noise)
+
+
+def csit_like(n_changing: int = 100, n_stationary: int = 200, runs: int = 120, seed: int = 1,
+              trials: int = 10, dip_rate: float = 1 / 40, missing_rate: float = 0.02) -> list[LabelledSeries]:
+    """``n_changing`` series with 1-3 steps and ``n_stationary`` without, all with dips and gaps."""
+    if runs < 2 * MIN_GAP + 1:
+        raise ValueError(f"csit_like: runs={runs}, need at least {2 * MIN_GAP + 1}")
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in range(n_changing):
+        out.append(_series(rng, f"changing-{i:03d}", runs, int(rng.integers(1, 4)), trials, dip_rate, missing_rate))
+    for i in range(n_stationary):
+        out.append(_series(rng, f"stationary-{i:03d}", runs, 0, trials, dip_rate, missing_rate))
+    return out
+
+
+def read_csv(path: str | Path) -> list[LabelledSeries]:
+    """A user's labelled series: columns ``series,value,label`` (+ optional ``direction``).
+
+    Rows are runs in order within each series; ``value`` empty means a missing run; ``label``
+    is empty, ``regression`` or ``progression`` on the first run of a new level (``dip`` marks a
+    known one-run dip, kept for reference only); ``direction`` is 1 or -1 (default 1).
+    """
+    path = Path(path)
+    rows: dict[str, list[tuple[float, str, int]]] = {}
+    try:
+        with path.open(newline="", encoding="utf-8") as fh:
+            reader = csv.DictReader(fh)
+            missing = {"series", "value", "label"} - set(reader.fieldnames or [])
+            if missing:
+                raise ParseError(str(path), f"missing column(s) {', '.join(sorted(missing))}", line=1)
+            for line, row in enumerate(reader, start=2):
+                raw = (row.get("value") or "").strip()
+                try:
+                    value = float(raw) if raw else math.nan
+                    direction = int(row.get("direction") or 1)
+                except ValueError:
+                    raise ParseError(str(path), f"bad value {raw!r} or direction", line=line) from None
+                label = (row.get("label") or "").strip().lower()
+                if label not in ("", "dip") + KINDS or direction not in (1, -1):
+                    raise ParseError(str(path), f"bad label {label!r} or direction {direction}", line=line)
+                rows.setdefault(row["series"], []).append((value, label, direction))
+    except OSError as exc:
+        raise ParseError(str(path), f"cannot read: {exc.strerror}") from None
+    out = []
+    for name, rs in rows.items():
+        values = np.array([r[0] for r in rs], dtype=np.float64)
+        changes = tuple((i, r[1]) for i, r in enumerate(rs) if r[1] in KINDS)
+        dips = tuple(i for i, r in enumerate(rs) if r[1] == "dip")
+        out.append(LabelledSeries(name, values, changes, rs[0][2], None, dips))
+    return out
+
+
+def write_csv(series: list[LabelledSeries], path: str | Path) -> None:
+    """Write series in the ``read_csv`` format (to hand a generated set to another tool)."""
+    with Path(path).open("w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(["series", "value", "label", "direction"])
+        for s in series:
+            labels = dict(s.changes)
+            for i, v in enumerate(s.values):
+                label = labels.get(i, "dip" if i in s.dips else "")
+                w.writerow([s.name, "" if math.isnan(v) else repr(float(v)), label, s.direction])
