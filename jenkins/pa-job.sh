@@ -158,7 +158,7 @@ regressed_jobs() {
 # Mail bodies must exist even when pal failed early (the email-ext FILE token needs them).
 write_error_bodies() {
     local body f
-    body="ERROR: The build number ${BUILD_NUMBER:-?} of the job ${JOB_NAME:-pal} failed (pal exit code $1). For more information see: ${BUILD_URL:-the console log}"
+    body="ERROR: The build number ${BUILD_NUMBER:-?} of the job ${JOB_NAME:-pal} failed (exit code $1). For more information see: ${BUILD_URL:-the console log}"
     mkdir -p "$PAL_OUT/alerts"
     for f in trending-regressions.txt trending-progressions.txt trending-failed-tests.txt; do
         [[ -e "$PAL_OUT/alerts/$f" ]] || printf '%s\n' "$body" >"$PAL_OUT/alerts/$f"
@@ -170,6 +170,9 @@ on_exit() {
     local rc=$?
     if [[ $rc -ne 0 ]] && [[ ! -s "$WORKSPACE/pal-result.txt" ]]; then
         printf 'FAILURE\n' >"$WORKSPACE/pal-result.txt" || true
+        printf 'Performance trending: analysis failed (build %s)' "${BUILD_NUMBER:-?}" \
+            >"$WORKSPACE/pal-email-subject.txt" || true
+        write_error_bodies "$rc" || true
         exit 1
     fi
 }

@@ -111,6 +111,10 @@ def test_unknown_forced_trigger_is_a_failure_and_pal_does_not_run(pa_job: PaJob)
     assert r.argv is None
     assert r.result == "FAILURE"
     assert "unknown trigger 'cron'" in r.stdout
+    # The mail still goes out, saying what happened.
+    assert r.subject == "Performance trending: analysis failed (build 17)"
+    body = (pa_job.workspace / "out" / "alerts" / "trending-regressions.txt").read_text()
+    assert "(exit code 1)" in body
 
 
 # --- exit codes ---------------------------------------------------------------------------------
@@ -173,7 +177,7 @@ def test_failed_run_writes_error_mail_bodies_but_keeps_pal_files(pa_job: PaJob) 
     r = pa_job.run(pal_rc=1, BUILD_CAUSE="TIMERTRIGGER", BUILD_URL="", PAL_CAUSE_LOOKUP="0")
     assert r.subject == "Performance trending: analysis failed (build 17)"
     body = (alerts / "trending-regressions.txt").read_text()
-    assert body.startswith("ERROR: The build number 17 of the job pal-trending-master failed (pal exit code 1).")
+    assert body.startswith("ERROR: The build number 17 of the job pal-trending-master failed (exit code 1).")
     assert (alerts / "trending-progressions.txt").read_text() == body
     assert (alerts / "trending-failed-tests.txt").read_text() == "written by pal\n"
 
