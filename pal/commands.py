@@ -119,3 +119,13 @@ def cmd_parse(args: argparse.Namespace) -> int:
     df = pd.concat(frames, ignore_index=True) if frames else empty_samples()
     write_samples(df, args.format, args.output, sys.stdout)
     return 1 if failed else 0
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    """Score the detectors (and peers) on labelled series; the table goes to stdout."""
+    from pal.analysis.evaluate import run
+
+    spec = load_spec(args.spec) if args.spec is not None else None
+    report, _ = run(spec, args.csv, peers=args.peers, margin=args.margin, seed=args.seed)
+    print(report)
+    return 0

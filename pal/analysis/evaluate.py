@@ -231,3 +231,30 @@ def format_table(scores: Sequence[Score]) -> str:
         lines.append(f"| {s.detector} | {s.precision:.3f} | {s.recall:.3f} | {s.f1:.3f} | "
                      f"{s.false_alarms_per_1k:.2f} | {delay} | {s.cpu_seconds:.2f} |")
     return "\n".join(lines)
+
+
+def run(spec: Any = None, csv_paths: Sequence[Any] = (), peers: bool = False, margin: int = 3,
+        seed: int = 1) -> tuple[str, list[Score]]:
+    """The whole harness as ``pal evaluate`` runs it: a Markdown report and the scores.
+
+    Data: the labelled CSVs when given, else ``csit_like(seed=seed)``. Detectors: the spec's
+    test sets when given, else ``default_candidates()``; with ``peers`` also the installed peers.
+    """
+    from pal.datasets import csit_like, read_csv
+
+    series: list[LabelledSeries] = []
+    for path in csv_paths:
+        series.extend(read_csv(path))
+    source = ", ".join(str(p) for p in csv_paths) if csv_paths else f"csit_like(seed={seed})"
+    if not csv_paths:
+        series = csit_like(seed=seed)
+    cands = spec_candidates(spec) if spec is not None else default_candidates()
+    missing: list[str] = []
+    if peers:
+        more, missing = peer_candidates(seed)
+        cands = cands + more
+    scores = evaluate(series, cands, margin)
+    lines = [f"data: {source}: {describe(series)}; margin {margin} runs", "", format_table(scores)]
+    if missing:
+        lines += ["", "peers not installed: " + ", ".join(missing)]
+    return "\n".join(lines), scores
