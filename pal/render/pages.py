@@ -79,6 +79,18 @@ class SeriesExtras:
     failures: tuple[tuple[int, str, str], ...] = ()  # (build, time, message)
 
 
+def misaligned(result: SeriesResult) -> str | None:
+    """Why a result cannot be drawn (arrays of different lengths, bad anomaly index), or None."""
+    n = len(result.values)
+    for name in ("builds", "times", "stdevs", "trend"):
+        if len(getattr(result, name)) != n:
+            return f"{name} has {len(getattr(result, name))} entries, values has {n}"
+    for a in result.anomalies:
+        if not 0 <= a.index < n:
+            return f"anomaly at sample {a.index} outside the {n} samples"
+    return None
+
+
 def group_slug(result: SeriesResult) -> str:
     return safe_slug(*group_key(result))
 
@@ -112,11 +124,9 @@ class Pages:
     def write_series(self, site: Path, result: SeriesResult, facts: BuildIndex, extras: SeriesExtras) -> None:
         """The drill-down of one series: data/<slug>.js, svg/<slug>.svg and s/<slug>.html."""
         key = result.key
-        n = len(result.values)
-        for name in ("builds", "times", "stdevs", "trend"):
-            if len(getattr(result, name)) != n:
-                raise ValueError(f"{key.job}/{key.test_id}/{key.metric}: {name} has {len(getattr(result, name))} "
-                                 f"entries, values has {n}")
+        problem = misaligned(result)
+        if problem:
+            raise ValueError(problem)
         slug = key.slug()
         nic = str(result.attrs.get("nic") or "")
         name = short_name(key, nic)

@@ -40,6 +40,7 @@ from pal.render.pages import (
     SeriesExtras,
     SiteInfo,
     group_label,
+    misaligned,
     series_key_text,
     svg_height,
 )
@@ -97,6 +98,14 @@ def _write(tmp: Path, previous: Path, results: list[SeriesResult], samples: pd.D
            report: RunReport, spec: Spec, alerts: list | None, changed: set[SeriesKey] | None,
            workers: int | None, templates_dir: Path, generated_at: datetime | None) -> None:
     results = sorted({r.key: r for r in results}.values(), key=lambda r: (r.key.job, r.key.test_id, r.key.metric))
+    drawable = []
+    for r in results:
+        problem = misaligned(r)
+        if problem:
+            report.add("render", series_key_text(r.key), f"series left out of the site: {problem}")
+        else:
+            drawable.append(r)
+    results = drawable
     facts = BuildIndex(builds, samples)
     info = SiteInfo(spec.outputs.title, _data_until(results, builds, generated_at), _links(spec, report))
     pages = Pages(info, templates_dir)

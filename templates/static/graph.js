@@ -6,6 +6,12 @@
   if (typeof Plotly === "undefined") { return; }
   var PALETTE = ["#1f77b4", "#ff7f0e", "#17becf", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#393b79", "#637939"];
 
+  function esc(text) {  /* Plotly reads names and hover text as HTML-like markup */
+    var tmp = document.createElement("span");
+    tmp.textContent = text;
+    return tmp.innerHTML;
+  }
+
   function fmt(v, d) { return v === null || v === undefined ? "" : v.toFixed(d); }
 
   function hoverText(s) {
@@ -18,8 +24,7 @@
       if (s.sd && s.sd[i] !== null) { lines.push("stdev: " + fmt(s.sd[i], d) + " " + s.unit); }
       lines.push("trend: " + fmt(s.t[i], d), "DUT version: " + facts[0],
                  "job build: " + job.label + "-build-" + b, "testbed: " + facts[1]);
-      var tmp = document.createElement("span");
-      return lines.map(function (l) { tmp.textContent = l; return tmp.innerHTML; }).join("<br>");
+      return lines.map(esc).join("<br>");
     });
   }
 
@@ -52,10 +57,10 @@
       if (b.mm) { traces.push({ x: s.x, y: b.mm, mode: "lines", type: "scatter", name: "moving median", meta: "mm",
                                 line: { width: 1, dash: "dash", color: "#7f7f7f" }, connectgaps: false }); }
     }
-    traces.push({ x: s.x, y: s.t, mode: "lines", type: "scatter", name: detail ? "trend" : s.name + " trend",
+    traces.push({ x: s.x, y: s.t, mode: "lines", type: "scatter", name: detail ? "trend" : esc(s.name) + " trend",
                   meta: "trend", legendgroup: group, showlegend: detail, hoverinfo: "skip",
                   line: { width: 2, color: detail ? PALETTE[1] : color }, connectgaps: false });
-    traces.push({ x: s.x, y: s.y, mode: "markers", type: "scatter", name: detail ? "samples" : s.name,
+    traces.push({ x: s.x, y: s.y, mode: "markers", type: "scatter", name: detail ? "samples" : esc(s.name),
                   meta: "samples", legendgroup: group, text: text, hoverinfo: "text",
                   marker: { size: 5, color: detail ? PALETTE[0] : color } });
     return traces.concat(anomalyTraces(s, group, color));

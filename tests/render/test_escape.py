@@ -1,0 +1,48 @@
+import json
+
+from hypothesis import given, strategies as st
+
+from pal.render.escape import csv_cell, floats_or_none, js_assign, js_json, xml_text
+
+
+def test_js_json_cannot_close_a_script_element():
+    text = js_json({"name": "</script><script>alert(1)</script>&x"})
+    assert "<" not in text and ">" not in text and "&" not in text
+    assert text == '{"name":"\\u003c/script\\u003e\\u003cscript\\u003ealert(1)\\u003c/script\\u003e\\u0026x"}'
+
+
+def test_js_json_escapes_line_separators_that_end_js_strings():
+    text = js_json(["a\u2028b\u2029c"])
+    assert "\u2028" not in text and "\u2029" not in text
+    assert text == '["a\\u2028b\\u2029c"]'
+
+
+@given(st.recursive(st.none() | st.booleans() | st.integers() | st.text(),
+                    lambda c: st.lists(c, max_size=4) | st.dictionaries(st.text(), c, max_size=4), max_leaves=20))
+def test_js_json_round_trips_any_value(value):
+    text = js_json(value)
+    assert json.loads(text) == value
+    assert not set(text) & {"<", ">", "&", "\u2028", "\u2029"}
+
+
+def test_js_assign_sets_a_key_of_a_global_namespace():
+    body = js_assign("series", "a<b", {"y": [1.5, None]})
+    assert body.endswith('PAL.series["a\\u003cb"]={"y":[1.5,null]};\n')
+    assert body.startswith("var PAL=window.PAL=window.PAL||{series:{},jobs:{}};")
+
+
+def test_csv_cell_neutralises_formulas_only_at_the_start():
+    assert csv_cell("=HYPERLINK(\"http://x\")") == "'=HYPERLINK(\"http://x\")"
+    assert csv_cell("+1") == "'+1"
+    assert csv_cell("-2+3") == "'-2+3"
+    assert csv_cell("@SUM(A1)") == "'@SUM(A1)"
+    assert csv_cell("22.02-rc0~508=x") == "22.02-rc0~508=x"
+    assert csv_cell(None) == ""
+
+
+def test_xml_text_escapes_markup_and_quotes():
+    assert xml_text('<a href="x">&\'') == "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
+
+
+def test_floats_or_none_keeps_missing_as_null_never_zero():
+    assert floats_or_none([1.23456, float("nan"), float("inf"), 0.0], 2) == [1.23, None, None, 0.0]

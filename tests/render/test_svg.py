@@ -1,0 +1,81 @@
+import xml.etree.ElementTree as ET
+from datetime import datetime, timezone
+
+import numpy as np
+
+from pal.render import svg
+from pal.render.graphs import detail_chart, epoch_seconds, group_chart
+from tests.render.factory import make_result
+
+NS = "{http://www.w3.org/2000/svg}"
+
+
+def test_nice_ticks_are_round_and_cover_the_range():
+    assert svg.nice_ticks(17.3, 20.6) == [18.0, 19.0, 20.0]  # raw step 0.66 -> 1
+    assert svg.nice_ticks(17.3, 18.4) == [17.5, 17.75, 18.0, 18.25]  # raw step 0.22 -> 0.25
+    assert svg.nice_ticks(0, 100) == [0, 20, 40, 60, 80, 100]
+    assert svg.nice_ticks(5, 5) == [5, 6, 7, 8, 9, 10]
+
+
+def test_time_ticks_fall_on_utc_midnights_with_dates():
+    lo = datetime(2022, 1, 1, 3, tzinfo=timezone.utc).timestamp()
+    hi = datetime(2022, 1, 31, 3, tzinfo=timezone.utc).timestamp()
+    ticks = svg.time_ticks(lo, hi)
+    assert [label for _, label in ticks] == ["2022-01-02", "2022-01-09", "2022-01-16", "2022-01-23", "2022-01-30"]
+    assert all(t % 86400 == 0 for t, _ in ticks)
+
+
+def _parse(text):
+    return ET.fromstring(text)
+
+
+def test_detail_svg_draws_every_valid_sample_gaps_and_anomalies():
+    values = [20e6, 20.1e6, np.nan, 19.9e6, 20e6, 18e6, 18.1e6, 17.9e6]
+    r = make_result(values, (5,))
+    root = _parse(svg.render_svg(detail_chart(r, "t")))
+    samples = root.findall(f"{NS}circle[@class='sample']")
+    rings = root.findall(f"{NS}circle[@class='anomaly']")
+    assert len(samples) == 7  # the missing run is not drawn (never at 0)
+    assert len(rings) == 1 and rings[0].get("stroke") == svg.RED and rings[0].get("fill") == "none"
+    # the trend line breaks at the missing run: [0,1] and [3..7]
+    lines = root.findall(f"{NS}polyline")
+    assert [len(pl.get("points").split()) for pl in lines] == [2, 5]
+    # the ring sits at the new group's average (18.0 Mpps), i.e. on the trend line's last segment
+    last_y = float(lines[1].get("points").split()[-1].split(",")[1])
+    assert abs(float(rings[0].get("cy")) - last_y) < 0.11
+
+
+def test_svg_has_no_style_or_script_and_escapes_text():
+    r = make_result([1e6, 2e6, 3e6], test_id="a.b.c.d.e.<script>alert(1)</script>")
+    text = svg.render_svg(group_chart("<b>title</b>", [r]))
+    assert "<script" not in text and "style" not in text and "<b>" not in text
+    root = _parse(text)
+    texts = [t.text for t in root.iter(f"{NS}text")]
+    assert "<b>title</b>" in texts
+    assert any(t and "<script>alert(1)</script>" in t for t in texts)
+
+
+def test_latency_axis_says_lower_is_better():
+    r = make_result([10.0, 11.0, 12.0], metric="latency_pdr50_d1")
+    root = _parse(svg.render_svg(detail_chart(r, "lat")))
+    assert "Latency [µs] (lower is better)" in [t.text for t in root.iter(f"{NS}text")]
+
+
+def test_bands_are_drawn_when_present():
+    n = 6
+    bands = {"mm": np.full(n, 2e6), "tma": np.full(n, 2e6), "tma_lo": np.full(n, 1.5e6), "tma_hi": np.full(n, 2.5e6)}
+    bands["tma_lo"][2] = np.nan
+    r = make_result([2e6] * n, bands=bands)
+    root = _parse(svg.render_svg(detail_chart(r, "b")))
+    assert len(root.findall(f"{NS}polygon")) == 2  # the band breaks where TMSD is unknown
+    assert any(pl.get("stroke-dasharray") for pl in root.findall(f"{NS}polyline"))
+
+
+def test_epoch_seconds_keeps_nat_missing():
+    t = np.array(["2022-01-01T00:00:00", "NaT"], dtype="datetime64[ns]")
+    out = epoch_seconds(t)
+    assert out[0] == datetime(2022, 1, 1, tzinfo=timezone.utc).timestamp() and np.isnan(out[1])
+
+
+def test_empty_chart_says_no_data():
+    assert "no data" in svg.render_svg(svg.Chart("x", "y"))
