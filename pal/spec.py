@@ -264,7 +264,10 @@ class _Builder:
         while path:
             if path in self.lines:
                 return self.lines[path]
-            path = re.sub(r"(\.[^.\[]*|\[\d+\])$", "", path)
+            parent = re.sub(r"(\.[^.\[]*|\[\d+\])$", "", path)
+            if parent == path:
+                break
+            path = parent
         return None
 
     def build(self, cls: type, data: Any, path: str) -> Any:
