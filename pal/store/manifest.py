@@ -68,10 +68,13 @@ class Manifest:
         entries = [self.builds[k] for k in sorted(self.builds)]
         text = json.dumps(
             {"format": FORMAT, "schema_version": self.schema_version, "builds": entries},
-            indent=1, sort_keys=True, default=json_safe,
+            separators=(",", ":"), sort_keys=True, default=json_safe,  # no indent: the C encoder, 10x faster
         )
         write_text_atomic(Path(store_dir) / MANIFEST_NAME, text, step="manifest-temp")
         crash_point("manifest-replaced")
+
+    def copy(self) -> "Manifest":
+        return Manifest(self.schema_version, dict(self.builds))
 
     def fragments(self, jobs: list[str] | None = None) -> list[str]:
         """Relative paths of the listed fragments, for all jobs or only ``jobs``, in (job, build) order."""

@@ -50,7 +50,11 @@ def _list_cell(value: object, as_str: bool) -> list | None:
 
 def samples_to_arrow(df: pd.DataFrame) -> pa.Table:
     """A samples DataFrame (any column order, missing columns allowed) as a Table of SAMPLES_SCHEMA."""
-    df = coerce_samples(df)
+    exact = list(df.columns) == list(SAMPLE_COLUMNS) and all(
+        str(df[c].dtype) == str(pd.Series(dtype=t).dtype) for c, t in SAMPLE_COLUMNS.items()
+    )
+    if not exact:
+        df = coerce_samples(df)
     arrays = []
     for col in SAMPLE_COLUMNS:
         typ = SAMPLES_SCHEMA.field(col).type

@@ -138,7 +138,7 @@ class Store:
         ``replace``; a different sha256 (a changed archive) replaces the stored build.
         """
         with self.lock():
-            manifest = Manifest.load(self.path)
+            manifest = self._manifest().copy()
             key = (meta.job, int(meta.build))
             old = manifest.builds.get(key)
             if old is not None and old.get("sha256") == sha256 and not replace:
@@ -166,7 +166,7 @@ class Store:
         """
         result = CommitResult()
         with self.lock():
-            manifest = Manifest.load(self.path)
+            manifest = self._manifest().copy()
             obsolete: list[str] = []
             for frag in fragments:
                 name = f"{frag.job}/{frag.build}"
@@ -196,7 +196,7 @@ class Store:
     def remove_build(self, job: str, build: int) -> bool:
         """Forget one build (manifest first, then its file); False if it was not stored."""
         with self.lock():
-            manifest = Manifest.load(self.path)
+            manifest = self._manifest().copy()
             old = manifest.builds.pop((job, int(build)), None)
             if old is None:
                 return False
@@ -216,13 +216,13 @@ class Store:
         unknown = [c for c in (wanted or []) if c not in SAMPLE_COLUMNS]
         if unknown:
             raise StoreError(f"{self.path}: unknown sample columns {unknown}")
-        read = None if wanted is None else wanted + [k for k in SORT_KEYS if k not in wanted]
-        table = self._read(None if jobs is None else list(jobs), read)
-        if table.num_rows:
-            table = table.take(pc.sort_indices(table, sort_keys=[(k, "ascending") for k in SORT_KEYS]))
+        table = self._read(None if jobs is None else list(jobs), wanted)
         return arrow_to_samples(table, wanted)
 
     def _read(self, jobs: list[str] | None, columns: list[str] | None) -> pa.Table:
+        """Read the listed fragments in manifest (job, build) order. Each fragment is sorted by test_id,
+        metric when written, and a dataset made from a list of files reads them in that order (Arrow's
+        dataset docs), so the result is sorted by job, build, test_id, metric without a sort."""
         rels = self._manifest().fragments(jobs)
         if not rels:
             table = SAMPLES_SCHEMA.empty_table()
@@ -348,8 +348,6 @@ class Store:
         suffix = path.suffix.lower()
         if suffix == ".parquet":
             table = self._read(None if jobs is None else list(jobs), None)
-            if table.num_rows:
-                table = table.take(pc.sort_indices(table, sort_keys=[(k, "ascending") for k in SORT_KEYS]))
             write_atomic(path, lambda p: pq.write_table(table, p, compression="zstd"))
         elif suffix == ".csv":
             df = self.samples(jobs)

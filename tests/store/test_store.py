@@ -206,3 +206,12 @@ def test_info_vacuum_and_export(store, tmp_path):
     assert pq.read_table(pq_out).num_rows == 6
     with pytest.raises(StoreError, match=r"\.json: export format"):
         store.export(tmp_path / "all.json")
+
+
+def test_samples_sorted_by_job_then_numeric_build(store):
+    # inserted out of order; builds 10 and 9 must come back numerically (9 before 10), jobs by name
+    for job, build in ((JOB2, 10), (JOB, 10), (JOB2, 9), (JOB, 9)):
+        store.insert(make_samples(job, build), make_meta(job, build), f"{build}" * 32)
+    got = store.samples(columns=["job", "build", "test_id"])
+    keys = list(zip(got["job"], got["build"], got["test_id"]))
+    assert keys == sorted(keys) and [k[:2] for k in keys[::3]] == [(JOB, 9), (JOB, 10), (JOB2, 9), (JOB2, 10)]
