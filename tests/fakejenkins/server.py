@@ -131,10 +131,14 @@ class Request:
 
 
 class FakeJenkins:
-    """The server. ``root`` (optional) is a directory ``<job>/<build>/<files>`` served as builds."""
+    """The server. ``root`` (optional) is a directory ``<job>/<build>/<files>`` served as builds.
+
+    ``auth=(user, token)`` demands HTTP basic auth (401 otherwise); ``latency`` delays every answer.
+    """
 
     def __init__(self, root: Path | None = None, *, auth: tuple[str, str] | None = None,
-                 log_prefix: str = "/logs", host: str = "127.0.0.1", port: int = 0):
+                 log_prefix: str = "/logs", host: str = "127.0.0.1", port: int = 0, latency: float = 0.0):
+        self.latency = latency  # seconds before every answer, like a server across a WAN
         self.jobs: dict[str, dict[int, FakeBuild]] = {}
         self.auth = auth
         self.log_prefix = log_prefix.rstrip("/")
@@ -290,6 +294,8 @@ class _Handler(BaseHTTPRequestHandler):
             if auth_ok is False:
                 self._send(401, b"unauthorized", "text/plain", extra={"WWW-Authenticate": 'Basic realm="fake"'})
                 return
+            if fj.latency:
+                fj._stop.wait(fj.latency)
             fault = fj._take_fault(path)
             self._fault_kind = fault.kind if fault else None
             if fault is not None and self._pre_fault(fault):
