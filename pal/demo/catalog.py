@@ -162,9 +162,18 @@ _FEATURES = (
 )
 
 
-def _features() -> Iterator[Feature]:
-    """The listed features, then scale variants without end (tunnel and FIB counts)."""
-    yield from _FEATURES
+def _suites(nics: tuple[tuple[str, str], ...]) -> Iterator[tuple[Feature, tuple[str, str]]]:
+    """(feature, (nic, driver)) per suite: the listed features on every NIC in rounds, so the
+    same test name appears in several suites as in CSIT; then scale variants without end."""
+    for k in range(len(_FEATURES) * len(nics)):
+        rnd, i = divmod(k, len(_FEATURES))
+        yield _FEATURES[i], nics[(i + rnd) % len(nics)]
+    for k, feature in enumerate(_scale_variants()):
+        yield feature, nics[k % len(nics)]
+
+
+def _scale_variants() -> Iterator[Feature]:
+    """Tunnel and FIB scale variants without end, for catalogues of thousands of tests."""
     for n in itertools.count(1):
         tnl = 4 ** n
         yield Feature("Crypto", f"ethip4ipsec{tnl}tnlsw-ip4base-int-aes256gcm",
@@ -258,11 +267,9 @@ def build_catalog(profile: JobProfile, n_tests: int, rng: np.random.Generator, p
     type_slug = profile.test_type.lower()
     topo_tag = "2_NODE_SINGLE_LINK_TOPO" if profile.nodes == 2 else "3_NODE_SINGLE_LINK_TOPO"
     tests: list[TestDef] = []
-    combos = itertools.cycle(profile.nics)
-    for feature in _features():
+    for feature, (nic_name, driver) in _suites(profile.nics):
         if len(tests) >= n_tests:
             break
-        nic_name, driver = next(combos)
         nic = NICS[nic_name]
         drv = DRIVER_NAME[driver]
         mid = f"{drv}-{feature.slug}" if drv else feature.slug

@@ -8,6 +8,7 @@ seed and arguments give byte-identical files (fixed dates, fixed gzip mtimes, se
 from __future__ import annotations
 
 import gzip
+import json
 import logging
 import os
 import shutil
@@ -15,7 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-import yaml
 
 from pal.demo.build import JobWriter, test_long_names
 from pal.demo.catalog import DEFAULT_JOBS, EXTRA_JOBS, build_catalog, normalise_test_id, profile_for
@@ -136,9 +136,12 @@ def generate(out_dir: str | os.PathLike, *, seed: int = 1, small: bool = False, 
         renames=dict(sorted(renames.items())),
         expected_series=sum(j.tests * len(j.metrics) for j in jobs_truth),
     )
+    # JSON strings are YAML double-quoted scalars: one readable "old": "new" line per rename
+    # (PyYAML's dumper would switch to "? key" blocks for ids longer than 128 characters).
+    lines = [f"{json.dumps(old)}: {json.dumps(new)}\n" for old, new in truth.renames.items()]
     (out / "renames.yaml").write_text(
         "# old normalised test id -> new normalised test id (written by pal demo-data)\n"
-        + yaml.safe_dump(truth.renames, default_flow_style=False, sort_keys=True, width=1000),
+        + ("".join(lines) if lines else "{}\n"),
         encoding="utf-8",
     )
     truth.save(out / "truth.json")
