@@ -1,0 +1,85 @@
+"""Post-filters: minimum magnitude, k-run confirmation, and transient levels (one-run dips)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pal.analysis.detector import ChangePoint, get_detector
+from pal.analysis.filters import alert_changes, apply_filters, filter_changes, transient_runs
+
+# 100 x10, a one-run dip to 70 at run 10, 100 x10, then a step to 90 at run 21 (10 runs)
+VALUES = np.array([100.0] * 10 + [70.0] + [100.0] * 10 + [90.0] * 10)
+RAW = [
+    ChangePoint(10, "regression", 100.0, 70.0, 1, 10),
+    ChangePoint(11, "progression", 70.0, 100.0, 10, 11),
+    ChangePoint(21, "regression", 100.0, 90.0, 10, 21),
+]
+
+
+def test_confirmation_and_magnitude_drop_the_dip():
+    kept = filter_changes(VALUES, RAW, +1, min_change_pct=1.0, confirm_runs=2)
+    assert [(c.index, c.kind) for c in kept] == [(21, "regression")]
+    cp = kept[0]
+    # before: median of runs 0..20 (the dip included) = 100; after: median of runs 21.. = 90
+    assert (cp.before, cp.after) == (100.0, 90.0)
+    assert cp.change == pytest.approx(-0.10)
+    assert cp.reported_at == 22  # the 2nd run of the new level
+    assert cp.evidence["detector_before"] == 100.0
+
+
+def test_no_filter_keeps_everything():
+    kept = filter_changes(VALUES, RAW, +1)
+    assert [(c.index, c.kind, c.reported_at) for c in kept] == [
+        (10, "regression", 10), (11, "progression", 11), (21, "regression", 21)]
+    assert kept[1].before == 70.0  # re-measured from the kept dip level
+
+
+def test_min_magnitude_alone():
+    small = [ChangePoint(21, "regression", 100.0, 99.5, 10, 21)]
+    values = np.array([100.0] * 21 + [99.5] * 10)
+    assert filter_changes(values, small, +1, min_change_pct=1.0) == []
+    assert len(filter_changes(values, small, +1, min_change_pct=0.4)) == 1
+
+
+def test_pending_change_at_the_end_is_not_reported_yet():
+    values = np.array([100.0] * 20 + [80.0])
+    cps = [ChangePoint(20, "regression", 100.0, 80.0, 1, 20)]
+    assert filter_changes(values, cps, +1, confirm_runs=2) == []
+    values2 = np.array([100.0] * 20 + [80.0, 80.0])
+    cps2 = [ChangePoint(20, "regression", 100.0, 80.0, 2, 20)]
+    assert [c.reported_at for c in filter_changes(values2, cps2, +1, confirm_runs=2)] == [21]
+
+
+def test_confirmation_counts_valid_runs_only():
+    values = np.array([100.0] * 20 + [80.0, np.nan, 80.0])
+    cps = [ChangePoint(20, "regression", 100.0, 80.0, 2, 20)]
+    assert filter_changes(values, cps, +1, confirm_runs=2)[0].reported_at == 22
+
+
+def test_transient_runs():
+    assert transient_runs(VALUES, RAW, 2) == [10]
+    assert transient_runs(VALUES, RAW, 1) == []
+
+
+def test_alert_changes_with_mdl_ignores_a_reverted_dip():
+    wobble = np.where(np.arange(40) % 2 == 0, 0.5, -0.5)
+    values = 100.0 + wobble
+    values[15] = 60.0
+    values[30:] -= 10.0
+    mdl = get_detector("mdl")
+    raw = mdl.detect(values)
+    assert [(c.index, c.kind) for c in raw.changes] == [(15, "regression"), (16, "progression"), (30, "regression")]
+    kept = alert_changes(mdl, values, +1, min_change_pct=1.0, confirm_runs=2)
+    assert [(c.index, c.kind, c.reported_at) for c in kept] == [(30, "regression", 31)]
+    det = apply_filters(raw, values, +1, 1.0, 2, detector=mdl)
+    assert det.labels[15] == "normal" and det.labels[30] == "regression"
+    assert det.verdict == "normal"  # reported at run 31, the last run is 39
+
+
+def test_filtered_verdict_on_the_confirming_run():
+    values = np.r_[np.full(20, 100.0), np.full(2, 80.0)]
+    mdl = get_detector("mdl")
+    det = apply_filters(mdl.detect(values), values, +1, 1.0, 2, detector=mdl)
+    assert det.verdict == "regression"
+    assert apply_filters(mdl.detect(values[:-1]), values[:-1], +1, 1.0, 2, detector=mdl).verdict == "normal"
