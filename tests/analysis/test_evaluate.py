@@ -1,0 +1,85 @@
+"""The accuracy harness and its metrics, on tiny data sets whose scores are known by hand."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from pal.analysis.detector import ChangePoint
+from pal.analysis.evaluate import Candidate, changes_from_starts, evaluate, format_table, pal_candidate
+from pal.cli import main
+from pal.datasets import LabelledSeries, write_csv
+from pal.metrics import Detected, match, score
+
+CHANGING = LabelledSeries("c", np.full(60, 1.0), ((10, "regression"), (30, "progression")))
+STATIONARY = LabelledSeries("s", np.r_[np.full(99, 1.0), [np.nan]] , ())
+FAKE = {  # fixed outputs of a fake detector: (index, kind, reported_at)
+    "c": [(11, "regression", 13), (30, "regression", 30), (50, "progression", 50)],
+    "s": [(40, "regression", 41)],
+}
+
+
+def fake(s: LabelledSeries) -> list[ChangePoint]:
+    return [ChangePoint(i, k, 1.0, 1.0, 5, r) for i, k, r in FAKE[s.name]]
+
+
+def test_match_kind_and_margin():
+    truth = [(10, "regression"), (30, "progression")]
+    assert match(truth, [Detected(13, "regression", 13)], margin=3) == [(0, 0)]
+    assert match(truth, [Detected(14, "regression", 14)], margin=3) == []
+    assert match(truth, [Detected(30, "regression", 30)], margin=3) == []  # wrong kind
+    # one-to-one, closest first: two detections near one change -> one match
+    assert match(truth, [Detected(12, "regression", 12), Detected(10, "regression", 10)]) == [(0, 1)]
+
+
+def test_fake_detector_scores_by_hand():
+    sc = evaluate([CHANGING, STATIONARY], [Candidate("fake", fake)], margin=3)[0]
+    # truth 2; detected 4; TP 1 (11 ~ 10); FP 3 (30 wrong kind, 50, and 40 on the stationary one)
+    assert (sc.truth, sc.detected, sc.tp, sc.fp, sc.fn) == (2, 4, 1, 3, 1)
+    assert sc.precision == 0.25 and sc.recall == 0.5
+    assert sc.f1 == pytest.approx(2 * 0.25 * 0.5 / 0.75)
+    assert sc.stationary_runs == 99 and sc.false_alarms == 1
+    assert sc.false_alarms_per_1k == pytest.approx(1000 / 99)
+    assert sc.mean_delay == 3.0  # reported at 13 for the change at 10
+    assert sc.cpu_seconds >= 0.0
+
+
+def test_perfect_and_silent_detectors():
+    perfect = score("p", [(((5, "regression"),), [Detected(5, "regression", 6)], 20)])
+    assert (perfect.precision, perfect.recall, perfect.f1, perfect.mean_delay) == (1.0, 1.0, 1.0, 1.0)
+    silent = score("s", [(((5, "regression"),), [], 20)])
+    assert (silent.precision, silent.recall, silent.f1) == (1.0, 0.0, 0.0)
+    assert math.isnan(silent.mean_delay) and math.isnan(silent.false_alarms_per_1k)
+
+
+def test_changes_from_starts_uses_valid_runs():
+    values = np.array([10.0, 10.0, np.nan, 10.0, 5.0, 5.0])
+    cps = changes_from_starts(values, [3], +1, "peer")  # start 3 of the valid runs = run 4
+    assert [(c.index, c.kind, c.before, c.after, c.runs) for c in cps] == [(4, "regression", 10.0, 5.0, 2)]
+
+
+def test_pal_candidate_with_filters_on_a_known_series():
+    wobble = np.where(np.arange(60) % 2 == 0, 0.5, -0.5)
+    values = 100.0 + wobble
+    values[20] = 60.0  # a dip, not a change
+    values[40:] -= 10.0
+    s = LabelledSeries("x", values, ((40, "regression"),))
+    raw, alert = evaluate([s], [pal_candidate("mdl", "mdl"), pal_candidate("mdl+f", "mdl", None, 1.0, 2)])
+    assert (raw.tp, raw.fp) == (1, 2)  # the dip is called a regression and a progression
+    assert (alert.tp, alert.fp, alert.mean_delay) == (1, 0, 1.0)
+
+
+def test_table_and_cli_on_a_csv(tmp_path, capsys):
+    sc = evaluate([CHANGING, STATIONARY], [Candidate("fake", fake)])
+    table = format_table(sc)
+    assert "| fake | 0.250 | 0.500 | 0.333 | 10.10 | 3.00 |" in table
+    wobble = np.where(np.arange(40) % 2 == 0, 0.5, -0.5)
+    series = [LabelledSeries("a", np.r_[np.full(20, 100.0), np.full(20, 80.0)] + wobble, ((20, "regression"),))]
+    path = tmp_path / "one.csv"
+    write_csv(series, path)
+    assert main(["-q", "evaluate", "--csv", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "1 true changes" in out
+    assert "| mdl+filters | 1.000 | 1.000 | 1.000 |" in out
