@@ -1,0 +1,237 @@
+"""From the samples table to one analysed ``SeriesResult`` per (job, test, metric).
+
+The analysis runs once per series; dashboards, graphs, alerts and exports all reuse its
+result. MDL series keep a serialisable state (``pal.analysis.mdl.MdlState``) so that a run
+with one new build extends each series instead of recomputing it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+import numpy as np
+import pandas as pd
+
+from pal.analysis.anomalies import analyse as mdl_analyse
+from pal.analysis.bands import rolling_bands
+from pal.analysis.compliance import compliance
+from pal.analysis.detector import ChangePoint, Detection, get_detector
+from pal.analysis.mdl import MdlState
+from pal.model import Anomaly, SeriesKey, SeriesResult, TrendGroup
+from pal.spec import Spec, TestSet
+
+#: columns a series carries as attributes (constant per series, the last row's value wins)
+ATTR_COLUMNS = ("topo_arch", "test_name", "suite", "test_type", "nic", "frame_size", "cores",
+                "threads_cores", "driver", "topology", "unit")
+
+#: the window of the TMA/MM bands drawn on drill-down pages (seed design: last N runs)
+BAND_WINDOW = 14
+
+
+@dataclass(frozen=True)
+class SeriesInput:
+    """One series, cut out of the samples table, ready for a detector (small and picklable)."""
+
+    key: SeriesKey
+    test_set: str
+    builds: np.ndarray
+    times: np.ndarray
+    values: np.ndarray
+    stdevs: np.ndarray
+    attrs: dict[str, Any]
+
+
+def state_key(key: SeriesKey) -> str:
+    return f"{key.job}|{key.test_id}|{key.metric}"
+
+
+def assign_test_sets(samples: pd.DataFrame, spec: Spec) -> pd.Series:
+    """The test set of every row ("" when none matches); the first matching test set wins."""
+    out = pd.Series("", index=samples.index, dtype=object)
+    if samples.empty:
+        return out
+    taken = np.zeros(len(samples), dtype=bool)
+    jobs = samples["job"].astype(str).to_numpy()
+    metrics = samples["metric"].astype(str).to_numpy()
+    ids = samples["test_id"].astype(str).to_numpy()
+    tags = samples["tags"].to_numpy()
+    for ts in spec.test_sets:
+        job_ok = _job_mask(jobs, ts)
+        metric_ok = np.isin(metrics, ts.metrics)
+        sel = ts.select.compiled()
+        cand = np.flatnonzero(job_ok & metric_ok & ~taken)
+        # tags are per test, not per row: decide once per (test id, tags) pair
+        cache: dict[tuple[str, tuple], bool] = {}
+        hit = []
+        for i in cand:
+            t = tuple(tags[i] or ())
+            k = (ids[i], t)
+            if k not in cache:
+                cache[k] = sel.match(ids[i], t)
+            if cache[k]:
+                hit.append(i)
+        hit_arr = np.asarray(hit, dtype=np.int64)
+        out.iloc[hit_arr] = ts.name
+        taken[hit_arr] = True
+    return out
+
+
+def _job_mask(jobs: np.ndarray, ts: TestSet) -> np.ndarray:
+    if not ts.jobs:
+        return np.ones(len(jobs), dtype=bool)
+    pats = [re.compile(p) for p in ts.jobs]
+    ok = {j: any(p.fullmatch(j) for p in pats) for j in set(jobs)}
+    return np.fromiter((ok[j] for j in jobs), dtype=bool, count=len(jobs))
+
+
+def split_series(samples: pd.DataFrame, spec: Spec) -> list[SeriesInput]:
+    """Cut the samples table into series inputs, in a stable order (job, test id, metric)."""
+    if samples.empty:
+        return []
+    df = samples.assign(_set=assign_test_sets(samples, spec))
+    df = df[df["_set"] != ""]
+    df = df.sort_values(["job", "test_id", "metric", "build"], kind="stable")
+    df = df.drop_duplicates(["job", "test_id", "metric", "build"], keep="last")
+    out: list[SeriesInput] = []
+    times_all = df["build_time"].to_numpy(dtype="datetime64[ns]")
+    builds_all = df["build"].to_numpy(dtype=np.int64)
+    values_all = df["value"].to_numpy(dtype=np.float64)
+    stdevs_all = df["stdev"].to_numpy(dtype=np.float64)
+    keys = df[["job", "test_id", "metric"]].astype(str).to_numpy()
+    bounds = np.flatnonzero((keys[1:] != keys[:-1]).any(axis=1)) + 1
+    starts = np.concatenate([[0], bounds])
+    ends = np.concatenate([bounds, [len(df)]])
+    attr_frame = df[list(ATTR_COLUMNS)]
+    versions = df["dut_version"].astype(object).to_numpy()
+    testbeds = df["testbed"].astype(object).to_numpy()
+    sets = df["_set"].to_numpy()
+    statuses = df["status"].astype(object).to_numpy()
+    for s, e in zip(starts, ends):
+        job, test_id, metric = keys[s]
+        last = attr_frame.iloc[e - 1]
+        attrs = {c: (None if pd.isna(last[c]) else str(last[c])) for c in ATTR_COLUMNS}
+        attrs["dut_versions"] = [None if pd.isna(v) else str(v) for v in versions[s:e]]
+        attrs["testbeds"] = [None if pd.isna(v) else str(v) for v in testbeds[s:e]]
+        attrs["statuses"] = [str(v) for v in statuses[s:e]]
+        out.append(SeriesInput(SeriesKey(job, test_id, metric), str(sets[s]), builds_all[s:e],
+                               times_all[s:e], values_all[s:e], stdevs_all[s:e], attrs))
+    return out
+
+
+def single_testbed_jobs(builds: pd.DataFrame, spec: Spec) -> set[str]:
+    """Jobs whose topo-arch has one testbed: from the spec when given, else from the data."""
+    out = set()
+    counts = {}
+    if not builds.empty:
+        counts = builds.dropna(subset=["testbed"]).groupby("job")["testbed"].nunique().to_dict()
+    jobs = set(builds["job"].astype(str)) if not builds.empty else set()
+    jobs |= {j.name for j in spec.jobs}
+    for job in jobs:
+        js = spec.job(job)
+        n = js.testbeds if js is not None and js.testbeds is not None else counts.get(job, 0)
+        if n <= 1:
+            out.add(job)
+    return out
+
+
+def analyse_one(series: SeriesInput, test_set: TestSet, single_testbed: bool,
+                state: dict | None = None) -> tuple[SeriesResult, dict | None]:
+    """Detector, anomalies, compliance and bands of one series; returns the new MDL state too."""
+    direction = test_set.direction_of(series.key.metric)
+    values = series.values
+    new_state: dict | None = None
+    if test_set.detector.name == "mdl":
+        params = test_set.detector.params
+        restored = MdlState.from_dict(state) if state else None
+        res = mdl_analyse(values, series.builds, direction, unit=params.get("unit"),
+                          sbps=params.get("sbps"), state=restored)
+        groups, trend, anomalies = res.groups, res.trend, res.anomalies
+        new_state = res.state.to_dict()
+    else:
+        det = get_detector(test_set.detector.name, test_set.detector.params).detect(values, direction)
+        groups, trend, anomalies = _from_detection(det, values, series.builds)
+    comp = compliance(trend, series.times, anomalies, test_set.windows, single_testbed, direction, groups=groups)
+    bands = _bands(values)
+    if np.isnan(values[-1]) if len(values) else True:
+        verdict = "missing"
+    else:
+        last = next((a for a in anomalies if a.index == len(values) - 1), None)
+        verdict = last.kind if last else "normal"
+    result = SeriesResult(
+        key=series.key, builds=series.builds, times=series.times, values=values, stdevs=series.stdevs,
+        trend=trend, groups=groups, anomalies=anomalies, compliance=comp, verdict=verdict,
+        direction=direction, detector=test_set.detector.name, test_set=series.test_set,
+        attrs=dict(series.attrs), bands=bands,
+    )
+    return result, new_state
+
+
+def _bands(values: np.ndarray) -> dict[str, np.ndarray]:
+    """Moving median and TMA ± 3·TMSD for drill-down graphs (seed design), whatever the detector."""
+    if len(values) == 0:
+        return {}
+    return rolling_bands(values, window=BAND_WINDOW)
+
+
+def _from_detection(det: Detection, values: np.ndarray, builds: np.ndarray
+                    ) -> tuple[list[TrendGroup], np.ndarray, list[Anomaly]]:
+    """Groups and anomalies of a non-MDL detector: a level runs from one change to the next."""
+    n = len(values)
+    valid = ~np.isnan(values)
+    cps: list[ChangePoint] = sorted(det.changes, key=lambda c: c.index)
+    cuts = [0] + [c.index for c in cps if 0 < c.index < n] + [n]
+    groups: list[TrendGroup] = []
+    trend = np.full(n, np.nan)
+    for a, b in zip(cuts[:-1], cuts[1:]):
+        seg = values[a:b][valid[a:b]]
+        if len(seg) == 0:
+            continue
+        avg, sd = float(np.mean(seg)), float(np.std(seg))
+        label = "normal"
+        cp = next((c for c in cps if c.index == a), None)
+        if cp is not None:
+            label = cp.kind
+        groups.append(TrendGroup(a, b, avg, sd, int(len(seg)), label))
+        trend[a:b][valid[a:b]] = avg
+    anomalies = []
+    for prev, g in zip(groups[:-1], groups[1:]):
+        if g.label == "normal":
+            continue
+        cp = next(c for c in cps if c.index == g.start)
+        prev_valid = np.flatnonzero(valid[: g.start])
+        last_good = int(builds[prev_valid[-1]]) if len(prev_valid) else None
+        change = (g.avg - prev.avg) / abs(prev.avg) if prev.avg else float("nan")
+        anomalies.append(Anomaly(
+            index=g.start, kind=g.label, build=int(builds[g.start]), last_good_build=last_good,
+            before_avg=prev.avg, before_stdev=prev.stdev, after_avg=g.avg, after_stdev=g.stdev,
+            change=change, runs=g.size, detector=det.detector, evidence=_plain(cp.evidence),
+        ))
+    return groups, trend, anomalies
+
+
+def _plain(d: dict) -> dict:
+    """Evidence as JSON-friendly scalars (numpy types become Python numbers)."""
+    out = {}
+    for k, v in d.items():
+        if isinstance(v, np.generic):
+            v = v.item()
+        out[k] = v
+    return out
+
+
+def analyse_all(inputs: Iterable[SeriesInput], spec: Spec, single_testbed: set[str],
+                states: dict[str, dict] | None = None) -> tuple[list[SeriesResult], dict[str, dict]]:
+    """Analyse every series in order; returns the results and the MDL states to store."""
+    sets = {ts.name: ts for ts in spec.test_sets}
+    states = states or {}
+    results: list[SeriesResult] = []
+    new_states: dict[str, dict] = {}
+    for s in inputs:
+        k = state_key(s.key)
+        res, st = analyse_one(s, sets[s.test_set], s.key.job in single_testbed, states.get(k))
+        results.append(res)
+        if st is not None:
+            new_states[k] = st
+    return results, new_states
