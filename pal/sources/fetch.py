@@ -12,10 +12,12 @@ from __future__ import annotations
 import logging
 import os
 import re
+import threading
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 from pal.errors import SpecError
 from pal.model import BuildFile
@@ -71,14 +73,16 @@ def fetch_builds(spec: Spec, cache_dir: Path, report: RunReport, jobs: list[str]
             plan.extend(_plan_job(job, sources, report, now))
         workers = max([s.workers for s in spec.sources] + [1])
         progress = Progress("downloaded", len(plan), every=max(10, len(plan) // 10))
+        safe = _LockedReport(report)
         log.info("download: %d builds of %d jobs from %d sources (%d workers)",
                  len(plan), len(job_specs), len(sources), workers)
 
         def one(item: tuple[str, int, BuildInfo | None]) -> BuildFile | None:
             try:
-                return _fetch_one(item[0], item[1], item[2], sources, report)
+                return _fetch_one(item[0], item[1], item[2], sources, safe)  # type: ignore[arg-type]
             finally:
-                progress.advance()
+                with safe.lock:
+                    progress.advance()
 
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="pal-download") as pool:
             files = [f for f in pool.map(one, plan) if f is not None]
@@ -86,6 +90,22 @@ def fetch_builds(spec: Spec, cache_dir: Path, report: RunReport, jobs: list[str]
         for src in sources:
             src.close()
     return sorted(files, key=lambda f: (f.job, f.build))
+
+
+class _LockedReport:
+    """RunReport's add/count for worker threads (its counters are not thread-safe on their own)."""
+
+    def __init__(self, report: RunReport):
+        self.report = report
+        self.lock = threading.Lock()
+
+    def add(self, *args: Any, **kwargs: Any) -> None:
+        with self.lock:
+            self.report.add(*args, **kwargs)
+
+    def count(self, name: str, n: int = 1) -> None:
+        with self.lock:
+            self.report.count(name, n)
 
 
 def _jobs(spec: Spec, names: list[str] | None, report: RunReport) -> list[JobSpec]:

@@ -97,7 +97,6 @@ def make_session(opts: HttpOptions, auth: tuple[str, str] | None = None) -> requ
     session.mount("http://", adapter)
     session.mount("https://", adapter)
     session.verify = opts.verify_tls
-    session.trust_env = False  # no ~/.netrc or proxy surprises: credentials come from the spec's env only
     session.headers["User-Agent"] = "pal-download"
     if auth is not None:
         session.auth = auth
