@@ -50,7 +50,7 @@ class LabelledSeries:
 
 
 def _series(rng: np.random.Generator, name: str, runs: int, n_steps: int, trials: int,
-            dip_rate: float, missing_rate: float) -> LabelledSeries:
+            dip_rate: float, missing_rate: float, min_step_sigma: float = 3.0) -> LabelledSeries:
     level = math.exp(rng.uniform(math.log(1e6), math.log(3e7)))
     noise = rng.uniform(0.005, 0.05)
     run_sd = noise / math.sqrt(trials)
@@ -64,7 +64,7 @@ def _series(rng: np.random.Generator, name: str, runs: int, n_steps: int, trials
     levels = np.full(runs, level)
     changes = []
     for at in steps:
-        mag = max(rng.uniform(0.02, 0.30), 3.0 * run_sd)
+        mag = max(rng.uniform(0.02, 0.30), min_step_sigma * run_sd)
         up = bool(rng.random() < 0.5)
         levels[at:] *= (1 + mag) if up else 1 / (1 + mag)
         changes.append((at, "progression" if up else "regression"))
@@ -87,16 +87,21 @@ def _series(rng: np.random.Generator, name: str, runs: int, n_steps: int, trials
 
 
 def csit_like(n_changing: int = 100, n_stationary: int = 200, runs: int = 120, seed: int = 1,
-              trials: int = 10, dip_rate: float = 1 / 40, missing_rate: float = 0.02) -> list[LabelledSeries]:
-    """``n_changing`` series with 1-3 steps and ``n_stationary`` without, all with dips and gaps."""
+              trials: int = 10, dip_rate: float = 1 / 40, missing_rate: float = 0.02,
+              min_step_sigma: float = 3.0) -> list[LabelledSeries]:
+    """``n_changing`` series with 1-3 steps and ``n_stationary`` without, all with dips and gaps.
+
+    ``min_step_sigma``: the smallest step in run-mean standard deviations (0: plain 2-30 %).
+    """
     if runs < 2 * MIN_GAP + 1:
         raise ValueError(f"csit_like: runs={runs}, need at least {2 * MIN_GAP + 1}")
     rng = np.random.default_rng(seed)
     out = []
     for i in range(n_changing):
-        out.append(_series(rng, f"changing-{i:03d}", runs, int(rng.integers(1, 4)), trials, dip_rate, missing_rate))
+        out.append(_series(rng, f"changing-{i:03d}", runs, int(rng.integers(1, 4)), trials, dip_rate, missing_rate,
+                           min_step_sigma))
     for i in range(n_stationary):
-        out.append(_series(rng, f"stationary-{i:03d}", runs, 0, trials, dip_rate, missing_rate))
+        out.append(_series(rng, f"stationary-{i:03d}", runs, 0, trials, dip_rate, missing_rate, min_step_sigma))
     return out
 
 
