@@ -26,6 +26,7 @@ from pal.model import METRICS, BuildMeta, coerce_samples, empty_samples, topo_ar
 from pal.parse.archive import DEFAULT_MAX_BYTES, read_chunks
 from pal.parse.identity import METRICS_OF_TYPE, TYPE_OF_KIND, apply_rename_ignore, attrs_of, normalise_id
 from pal.parse.messages import MessageParser, parse_message
+from pal.parse.prefilter import FilterUnsafe, strip_test_bodies
 from pal.parse.walker import RawTest, Walk
 from pal.report import Problem
 
@@ -61,7 +62,8 @@ class _Context:
 
 def parse_build(path: str | Path, job: str, build: int, *, testbeds: Mapping[str, str] | None = None,
                 rename: Mapping[str, str] | None = None, ignore: Sequence[str] = (), dut: str = "vpp",
-                max_bytes: int = DEFAULT_MAX_BYTES, parsers: list[MessageParser] | None = None) -> ParseResult:
+                max_bytes: int = DEFAULT_MAX_BYTES, parsers: list[MessageParser] | None = None,
+                fast: bool = True) -> ParseResult:
     """Parse one build's output.xml (plain, .gz, .xz or .zip) into samples and build facts.
 
     Args:
@@ -73,6 +75,8 @@ def parse_build(path: str | Path, job: str, build: int, *, testbeds: Mapping[str
         dut: which DUT's version to report ("vpp" or "dpdk").
         max_bytes: cap on the decompressed size.
         parsers: message parsers to use (default: all of ``pal.parse.messages.PARSERS``).
+        fast: skip test bodies at the byte level (falls back to a full parse on comments/CDATA
+            and on XML errors, so that an error names its true line).
 
     Raises:
         ParseError: the file cannot be read as a complete Robot Framework result.
@@ -82,11 +86,15 @@ def parse_build(path: str | Path, job: str, build: int, *, testbeds: Mapping[str
         patterns = [re.compile(p) for p in ignore]
     except re.error as exc:
         raise ParseError(file, f"invalid ignore pattern: {exc}", build) from None
-    ctx = _Context(job, int(build), file, dict(rename or {}), patterns, parsers)
-    walk = Walk(file, build)
-    rows: list[dict[str, Any]] = []
-    for test in walk.tests(read_chunks(path, build, max_bytes=max_bytes)):
-        rows.extend(_rows_of(test, ctx))
+    try:
+        ctx, walk, rows = _walk(path, job, build, rename, patterns, parsers, max_bytes, fast=fast)
+    except FilterUnsafe:
+        ctx, walk, rows = _walk(path, job, build, rename, patterns, parsers, max_bytes, fast=False)
+    except ParseError as exc:
+        if exc.line is None:
+            raise
+        # an XML error seen through the filter: read it again unfiltered for the true line number
+        ctx, walk, rows = _walk(path, job, build, rename, patterns, parsers, max_bytes, fast=False)
 
     top = walk.top
     version = walk.facts.versions.get(dut.lower())
@@ -109,6 +117,20 @@ def parse_build(path: str | Path, job: str, build: int, *, testbeds: Mapping[str
     df["dut_version"] = version
     df["source_file"] = file
     return ParseResult(coerce_samples(df), meta, ctx.problems)
+
+
+def _walk(path: str | Path, job: str, build: int, rename: Mapping[str, str] | None,
+          patterns: list[re.Pattern[str]], parsers: list[MessageParser] | None, max_bytes: int,
+          fast: bool) -> tuple[_Context, Walk, list[dict[str, Any]]]:
+    """One pass over the file; ``fast`` drops test bodies at the byte level first (pal.parse.prefilter)."""
+    file = str(path)
+    ctx = _Context(job, int(build), file, dict(rename or {}), patterns, parsers)
+    walk = Walk(file, build)
+    chunks = read_chunks(path, build, max_bytes=max_bytes)
+    rows: list[dict[str, Any]] = []
+    for test in walk.tests(strip_test_bodies(chunks) if fast else chunks):
+        rows.extend(_rows_of(test, ctx))
+    return ctx, walk, rows
 
 
 def _rows_of(test: RawTest, ctx: _Context) -> Iterable[dict[str, Any]]:

@@ -1,0 +1,95 @@
+"""Drop test bodies (keyword trees) from the byte stream before the XML parser sees them.
+
+A TRACE-level output.xml is mostly keyword trees inside tests, and pal needs none of
+them: a test's results are in its own ``<status>``, and its tags come after its body.
+Building those trees (in C) is most of the parse time, so this filter cuts them out with
+``bytes.find``/``rfind`` alone: for each ``<test ...>...</test>`` it keeps the start tag
+and the tail after the last closing tag of a body element (``</kw>``, ``</for>``, ...),
+that is ``<doc>``, the tags, ``<timeout>`` and ``<status>``. Nested closings always come
+before their parent's, so the last body closing tag ends a top-level body element and
+the kept tail is balanced XML. Everything outside tests (suite setups) passes unchanged.
+
+This relies on what Robot Framework writes: ``<`` and ``>`` escaped in text and attribute
+values, no comments, no CDATA. A chunk with ``<!--`` or ``<![CDATA[`` raises
+``FilterUnsafe`` and the caller parses the file again without the filter.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+
+_TEST_START = re.compile(rb"<test(?=[\s>/])")
+_START_TAG_END = re.compile(rb"""(?:[^>"']|"[^"]*"|'[^']*')*>""")
+_TEST_END = b"</test>"
+_CLOSING_NAME = re.compile(rb"</([A-Za-z_][\w.-]*)\s*>")
+# A test's own elements after its body (RF 3-7); any other closing tag ends a body element.
+_TAIL = frozenset((b"status", b"tag", b"tags", b"doc", b"timeout"))
+_UNSAFE = (b"<!--", b"<![CDATA[")
+
+
+class FilterUnsafe(Exception):
+    """The file has XML constructs the byte-level filter cannot skip safely."""
+
+
+def body_end(buf: bytes, start: int, end: int) -> int:
+    """Where the body of the test spanning ``buf[start:end]`` ends: after its last body closing tag."""
+    p = end
+    while True:
+        p = buf.rfind(b"</", start, p)
+        if p < 0:
+            return start
+        m = _CLOSING_NAME.match(buf, p, end)
+        if m is None:
+            q = buf.find(b">", p, end)
+            if q < 0:
+                continue  # a closing tag cut at the end of the buffer
+            return q + 1
+        if m.group(1) not in _TAIL:
+            return m.end()
+
+
+def strip_test_bodies(chunks: Iterable[bytes]) -> Iterator[bytes]:
+    """Yield the stream with every test's body elements removed (see the module docstring)."""
+    buf = b""
+    inside = False  # True: buf[pos:] starts just after a <test ...> start tag
+    scanned = 0  # inside: how far buf has been searched for </test>
+    for chunk in chunks:
+        if any(u in chunk for u in _UNSAFE):
+            raise FilterUnsafe("comment or CDATA in the document")
+        buf += chunk
+        pos = 0
+        out: list[bytes] = []
+        while True:
+            if inside:
+                end = buf.find(_TEST_END, max(pos, scanned - len(_TEST_END)))
+                if end < 0:
+                    # keep memory flat in huge tests: what precedes a body closing tag is never kept
+                    pos = body_end(buf, pos, len(buf))
+                    scanned = len(buf)
+                    break
+                out.append(buf[body_end(buf, pos, end):end + len(_TEST_END)])
+                pos = end + len(_TEST_END)
+                inside, scanned = False, 0
+            else:
+                m = _TEST_START.search(buf, pos)
+                if m is None:
+                    keep = buf.rfind(b"<", pos)  # a start tag may be cut at the chunk's end
+                    keep = keep if keep >= 0 and buf.find(b">", keep) < 0 else len(buf)
+                    out.append(buf[pos:keep])
+                    pos = keep
+                    break
+                t = _START_TAG_END.match(buf, m.end())
+                if t is None:  # the start tag continues in the next chunk
+                    out.append(buf[pos:m.start()])
+                    pos = m.start()
+                    break
+                out.append(buf[pos:t.end()])
+                inside = buf[t.end() - 2:t.end()] != b"/>"
+                pos = t.end()
+        buf = buf[pos:]
+        scanned = max(0, scanned - pos)
+        if out:
+            yield b"".join(out)
+    if buf:
+        yield buf  # a truncated file: let the XML parser see (and report) the break
