@@ -131,12 +131,18 @@ class Store:
         entry = self._manifest().builds.get((job, int(build)))
         return entry is not None and (sha256 is None or entry.get("sha256") == sha256)
 
-    def insert(self, samples: pd.DataFrame, meta: BuildMeta, sha256: str, *, replace: bool = False) -> str:
+    def insert(self, samples: Any, meta: BuildMeta | str, sha256: str | None = None, *, replace: bool = False) -> str:
         """Store one build's samples; return "added", "replaced" or "unchanged".
 
-        Idempotent: the same (job, build, sha256) again is "unchanged" (nothing written) unless
-        ``replace``; a different sha256 (a changed archive) replaces the stored build.
+        ``insert(samples_df, meta, sha256)``, or ``insert(parse_result, sha256)`` with a ParseResult
+        (``.samples``, ``.meta``) as docs/architecture.md writes it. Idempotent: the same
+        (job, build, sha256) again is "unchanged" (nothing written) unless ``replace``; a different
+        sha256 (a changed archive) replaces the stored build.
         """
+        if isinstance(meta, str) and sha256 is None and hasattr(samples, "meta"):
+            samples, meta, sha256 = samples.samples, samples.meta, meta
+        if not isinstance(meta, BuildMeta) or sha256 is None:
+            raise TypeError("insert(samples_df, meta: BuildMeta, sha256) or insert(parse_result, sha256)")
         with self.lock():
             manifest = self._manifest().copy()
             key = (meta.job, int(meta.build))
