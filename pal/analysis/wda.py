@@ -154,6 +154,7 @@ def normalise_checks(checks: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
                     raise _fail(f"[{i}].{key}[{j}]", ps, "a mapping of " + ", ".join(names))
                 full = {n: 0.0 for n in names}
                 for pk, pv in ps.items():
+                    pk = str(pk).replace("-", "_")
                     if pk not in names:
                         raise _fail(f"[{i}].{key}[{j}].{pk}", pv, "one of " + ", ".join(names))
                     if isinstance(pv, bool) or not isinstance(pv, (int, float)) or pv < 0:
@@ -163,6 +164,7 @@ def normalise_checks(checks: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
             chk[key] = norm
         flt = dict(FILTER_KEYS)
         for fk, fv in (chk["data_filter"] or {}).items():
+            fk = str(fk).replace("-", "_")
             if fk not in FILTER_KEYS:
                 raise _fail(f"[{i}].data_filter.{fk}", fv, "one of " + ", ".join(FILTER_KEYS))
             flt[fk] = fv

@@ -122,3 +122,10 @@ def test_detector_places_the_change_and_reports_late():
     # flagged at run 43: historic = runs 0..36 (19 x 99, 18 x 101) -> median 99, delta 80 - 99
     assert cp.evidence["delta"] == -19.0 and cp.before == 99.0
     assert det.verdict == "regression"
+
+
+def test_kebab_case_keys_as_in_the_spec_yaml():
+    checks = [{"recent-window-size": 1, "data-filter": {"data-type": "median"},
+               "mean-tolerance": [{"const-term": 10}]}]
+    assert not analyze([100, 95, 105, 100, 108], checks).regression
+    assert analyze([100, 95, 105, 100, 111], checks).regression
