@@ -219,7 +219,7 @@ class FakeJenkins:
         class Handler(_Handler):
             jenkins = fake
 
-        self._server = ThreadingHTTPServer((self._host, self._port), Handler)
+        self._server = _Server((self._host, self._port), Handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), name="fake-jenkins", daemon=True)
         self._thread.start()
@@ -263,6 +263,17 @@ class FakeJenkins:
             if slot < len(self.requests) and self.requests[slot].path == req.path:
                 self.requests[slot] = req
             return slot
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        """A client that hangs up (timeouts, pooled connections closed) is normal here, not news."""
+        import sys
+
+        if not isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
+            super().handle_error(request, client_address)  # type: ignore[arg-type]
 
 
 def _read(content: bytes | Path) -> bytes:
