@@ -44,7 +44,7 @@ def test_flat_layout_and_preference_order(tmp_path):
     (data / f"{JOB}__7__output.xml.gz").write_bytes(output_gz(JOB, 7))
     (data / f"{JOB}__8__output_info.xml.gz").write_bytes(output_gz(JOB, 8))
     (data / f"{JOB}__8__output.xml.gz").write_bytes(output_gz(JOB, 80))  # full output preferred over info
-    (data / f"other-job__9__output.xml.gz").write_bytes(output_gz("other-job", 9))
+    (data / "other-job__9__output.xml.gz").write_bytes(output_gz("other-job", 9))
     (data / f"{JOB}__10__notes.txt").write_text("not an output")
     files = fetch_builds(local_spec(tmp_path), tmp_path / "cache", RunReport())
     assert [(f.build, f.path.name) for f in files] == [(7, f"{JOB}__7__output.xml.gz"), (8, f"{JOB}__8__output.xml.gz")]
