@@ -6,7 +6,8 @@ testbed at once, failed and renamed tests, missing builds and one corrupt archiv
 ``DIR/truth.json`` (``Truth.load``) and ``DIR/renames.yaml``.
 """
 
+from pal.demo.catalog import PIPELINE_BENCH_JOBS
 from pal.demo.generate import DemoHistory, generate, small_history
 from pal.demo.truth import EVENT_KINDS, JobTruth, PlantedEvent, Truth
 
-__all__ = ["DemoHistory", "EVENT_KINDS", "JobTruth", "PlantedEvent", "Truth", "generate", "small_history"]
+__all__ = ["DemoHistory", "EVENT_KINDS", "PIPELINE_BENCH_JOBS", "JobTruth", "PlantedEvent", "Truth", "generate", "small_history"]

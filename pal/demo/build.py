@@ -58,6 +58,7 @@ class JobWriter:
         for renamed in (False, True):
             self.layouts[renamed] = self._layout(renamed)
         self.tree = self._keyword_tree(keyword_depth) if keyword_depth > 0 else ""
+        self.setup_open = dialect.kw_open("Setup Test", "default", setup=True)
 
     # -- static parts -------------------------------------------------------------------
 
@@ -165,7 +166,7 @@ class JobWriter:
                     t_end = t_start + dur_us[slot]
                     fail = bool(failed_mask[slot])
                     parts = [f'<test id="{s_id}-t{t_i}"', st.head,
-                             d.kw_open("Setup Test", "default", setup=True),
+                             self.setup_open,
                              d.msg(t_start + 1000, "INFO", f"Worker cores on DUT1 {duts[0]}: {2 + slot % 8}"),
                              d.status("PASS", t_start, t_start + setup_us[slot]), "</kw>\n"]
                     if self.tree:

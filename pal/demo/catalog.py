@@ -29,6 +29,10 @@ EXTRA_JOBS = (
     "csit-vpp-perf-ndrpdr-weekly-master-3n-alt",
 )
 
+#: Four daily MRR jobs: ``generate(dir, jobs=PIPELINE_BENCH_JOBS, builds=180, tests=1500)`` is
+#: the 4 × 180 × 1,500 history of the pipeline benchmark (a weekly job would have 47 builds).
+PIPELINE_BENCH_JOBS = (DEFAULT_JOBS[0], DEFAULT_JOBS[1], EXTRA_JOBS[0], EXTRA_JOBS[1])
+
 
 @dataclass(frozen=True)
 class Nic:

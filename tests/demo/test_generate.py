@@ -223,3 +223,37 @@ def test_summary_names_the_counts(demo_small):
     s = demo_small.truth.summary()
     assert s.startswith("3 jobs, 70 builds (")
     assert "90 series" in s and "dialect rf7, seed 1" in s
+
+
+def _ndrpdr(message: str) -> dict[str, float]:
+    """NDR/PDR lower bounds (pps, Gbps) and avg latency at 50 % PDR per direction."""
+    out = {}
+    for key in ("NDR_LOWER", "PDR_LOWER"):
+        m = re.search(rf"{key}: ([\d.]+) pps, ([\d.]+) Gbps", message)
+        out[key], out[key + "_gbps"] = float(m.group(1)), float(m.group(2))
+    lat = re.search(r"Latency at 50% PDR: \['\d+/(\d+)/\d+/[^']*', '\d+/(\d+)/\d+/[^']*'\]", message)
+    out["d1"], out["d2"] = float(lat.group(1)), float(lat.group(2))
+    return out
+
+
+def test_ndrpdr_messages_are_consistent_and_carry_the_planted_steps(demo_small, builds):
+    job = demo_small.truth.job(NDRPDR)
+    frames = {"64B": 64, "1518B": 1518, "IMIX": 353.83}
+    for b in job.readable:
+        for row in builds[(NDRPDR, b)].rows.values():
+            if row.status != "PASS":
+                continue
+            v = _ndrpdr(row.message)
+            frame = next(frames[t] for t in row.tags if t in frames)
+            assert v["NDR_LOWER"] <= v["PDR_LOWER"]
+            assert v["PDR_LOWER_gbps"] == pytest.approx(v["PDR_LOWER"] * (frame + 20) * 8 / 1e9, abs=0.006)
+    for e in demo_small.truth.events_of(job=NDRPDR):
+        if e.kind not in ("regression", "progression", "all-testbeds"):
+            continue
+        key = {"ndr": "NDR_LOWER", "pdr": "PDR_LOWER", "latency_pdr50_d1": "d1", "latency_pdr50_d2": "d2"}[e.metric]
+        series = [_ndrpdr(builds[(NDRPDR, b)].rows[e.test_id].message)[key] for b in job.readable]
+        observed = statistics.fmean(series[e.index:]) / statistics.fmean(series[: e.index]) - 1
+        tol = 0.08 if key in ("d1", "d2") else 0.03  # latencies are whole microseconds
+        assert observed == pytest.approx(e.change, abs=tol), (e.metric, e.test_id, observed, e.change)
+    assert {e.metric for e in demo_small.truth.events_of("regression", NDRPDR)} == {
+        "ndr", "pdr", "latency_pdr50_d1", "latency_pdr50_d2"}
