@@ -37,8 +37,8 @@ STAGE = "download"
 
 
 def default_cache_dir(spec: Spec) -> Path:
-    """Where downloads are kept between runs unless told otherwise: ``<outputs.dir>/downloads``."""
-    return spec.out_dir / "downloads"
+    """Where downloads are kept between runs (the same place ``pal run`` uses): ``<outputs.dir>/cache``."""
+    return spec.out_dir / "cache"
 
 
 def fetch_builds(spec: Spec, cache_dir: Path, report: RunReport, jobs: list[str] | None = None, *,

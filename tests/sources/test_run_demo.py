@@ -31,4 +31,4 @@ def test_run_demo_download_with_faults(tmp_path, repo_root, capsys):
         [(job, n, "logs" if n == 5 else "jenkins") for job in JOBS for n in (1, 2, 4, 5, 6)])
     for job, build, _, _, path in rows:
         assert gzip.decompress(open(path, "rb").read()) == output_xml(job, int(build))
-        assert path.startswith(str(tmp_path / "out" / "demo-jenkins" / "downloads"))
+        assert path.startswith(str(tmp_path / "out" / "demo-jenkins" / "cache"))
