@@ -136,8 +136,7 @@ class JobWriter:
                 buf.clear()
                 size = 0
 
-        # Pass 1 is the layout walk that also writes tests; suite end times need the
-        # tests' times, so each suite's status is written after its tests, as RF does.
+        # A suite's status follows its children (as RF writes it), so its end time is known.
         src = self.root_source
         emit(d.root(start))
         top_start = start + 400_000
@@ -193,9 +192,9 @@ class JobWriter:
             total_pass += a_pass
             total_fail += a_fail
         status = "FAIL" if total_fail else "PASS"
-        for end_pad in (1_000_000, 1_000_000, 2_000_000):  # Perf, Vpp, Tests
-            cursor += end_pad
-            emit(d.suite_status(status, top_start + (0 if end_pad == 2_000_000 else 1_000_000), cursor))
+        for suite_start in (top_start + 1_000_000, top_start + 500_000, top_start):  # Perf, Vpp, Tests
+            cursor += 1_000_000
+            emit(d.suite_status(status, suite_start, cursor))
             emit("</suite>\n")
         stats = [("s1", "Tests", "Tests", total_pass, total_fail), ("s1-s1", "Vpp", "Tests.Vpp", total_pass, total_fail),
                  ("s1-s1-s1", "Perf", "Tests.Vpp.Perf", total_pass, total_fail), *stats]

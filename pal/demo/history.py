@@ -89,8 +89,9 @@ def version_timeline(seed: int, first: date, last: date, forced: set[date]) -> d
     while day <= last:
         rel, since = master_version(day)
         if day >= next_change or day in forced or not current.startswith(rel):
-            base = commits.get(rel, 40 + 7 * (first - since).days // 2 if first > since else 1)
-            commits[rel] = base + int(rng.integers(3, 25))
+            if rel not in commits:  # ~3.5 commits a day since the branch point
+                commits[rel] = 40 + 7 * (day - since).days // 2 if day > since else 1
+            commits[rel] += int(rng.integers(3, 25))
             vpp_build += int(rng.integers(4, 30))
             current = f"{rel}-rc0~{commits[rel]}-g{int(rng.integers(0, 16 ** 9)):09x}~b{vpp_build}"
             next_change = day + timedelta(days=int(rng.integers(1, 5)))
