@@ -258,3 +258,36 @@ def run(spec: Any = None, csv_paths: Sequence[Any] = (), peers: bool = False, ma
     if missing:
         lines += ["", "peers not installed: " + ", ".join(missing)]
     return "\n".join(lines), scores
+
+
+def online_alerts(detector: Any, s: LabelledSeries, min_change_pct: float, confirm_runs: int,
+                  margin: int = 3, lookback: int = 10, start: int = 10) -> list[Detected]:
+    """Alerts as a daily job would send them: the history up to each run analysed afresh.
+
+    At each analysis time t, every filtered change whose first run is within ``lookback`` runs
+    of t and that was not alerted before (same kind within ``margin`` runs) is alerted at t.
+    This measures what offline scoring cannot: changes that "appear late" and the real delay.
+    """
+    sent: list[Detected] = []
+    series = s.trials if (getattr(detector, "name", "") == "wda" and s.trials is not None) else s.values
+    for t in range(start, len(s.values)):
+        if math.isnan(s.values[t]):
+            continue
+        prefix = series[: t + 1]
+        for c in alert_changes(detector, prefix, s.direction, min_change_pct, confirm_runs):
+            if c.index < t - lookback:
+                continue
+            if any(a.kind == c.kind and abs(a.index - c.index) <= margin for a in sent):
+                continue
+            sent.append(Detected(c.index, c.kind, t))
+    return sent
+
+
+def evaluate_online(series: Sequence[LabelledSeries], name: str, detector: Any, min_change_pct: float = DEFAULT_MIN_CHANGE_PCT,
+                    confirm_runs: int = DEFAULT_CONFIRM_RUNS, margin: int = 3, lookback: int = 10) -> Score:
+    """``online_alerts`` scored over ``series`` (slow: one analysis per run)."""
+    results = []
+    t0 = time.process_time()
+    for s in series:
+        results.append((s.changes, online_alerts(detector, s, min_change_pct, confirm_runs, margin, lookback), s.valid_runs))
+    return score(name, results, margin, time.process_time() - t0)

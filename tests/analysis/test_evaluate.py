@@ -83,3 +83,17 @@ def test_table_and_cli_on_a_csv(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "1 true changes" in out
     assert "| mdl+filters | 1.000 | 1.000 | 1.000 |" in out
+
+
+def test_online_alerts_send_a_step_once_and_never_a_dip():
+    from pal.analysis.detector import get_detector
+    from pal.analysis.evaluate import evaluate_online, online_alerts
+
+    wobble = np.where(np.arange(32) % 2 == 0, 0.5, -0.5)
+    values = 100.0 + wobble
+    values[15] = 60.0  # dip: at t=15 pending (one run), at t=16 a transient -> masked
+    values[22:] -= 10.0  # step: pending at t=22, confirmed and alerted at t=23, then deduplicated
+    s = LabelledSeries("x", values, ((22, "regression"),))
+    assert online_alerts(get_detector("mdl"), s, 1.0, 2) == [Detected(22, "regression", 23)]
+    sc = evaluate_online([s], "mdl online", get_detector("mdl"), 1.0, 2)
+    assert (sc.tp, sc.fp, sc.mean_delay) == (1, 0, 1.0)
