@@ -177,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
         where = Path(tmp.name)
     files = {
         "TRACE": (where / "output_trace.xml", dict(target_mb=args.mb, depth=3, fanout=4, msgs=2, tops=12)),
-        "INFO": (where / "output_info.xml", dict(target_mb=args.mb / 8, depth=1, fanout=0, msgs=1, tops=6)),
+        "INFO": (where / "output_info.xml", dict(target_mb=args.mb / 8, depth=2, fanout=4, msgs=1, tops=8)),
     }
     print(f"{'file':6} {'MB':>6} {'tests':>6} {'reader':6} {'seconds':>8} {'MB/s':>7} {'peak RSS MB':>11}")
     for label, (path, shape) in files.items():

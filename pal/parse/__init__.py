@@ -1,7 +1,32 @@
-"""Parse stage: Robot Framework output.xml (any RF 3-7 dialect, any CSIT message generation) -> samples.
+"""Parse stage: Robot Framework output.xml (RF 3.x, 4-6, 7; every CSIT message generation) -> samples.
 
-Public entry point: ``parse_build(path, job, build, *, testbeds, rename, ignore, dut)`` returning
-``ParseResult(samples, meta, problems)``. See docs/parse.md.
+Entry point: ``parse_build(path, job, build, *, testbeds, rename, ignore, dut)`` returns
+``ParseResult(samples, meta, problems)``: the samples table (``pal.model.SAMPLE_COLUMNS``),
+the ``BuildMeta`` and the per-test warnings (``Problem``, stage "parse").
+
+Modules, in the order the bytes flow:
+- ``archive``: plain/gzip/xz/zip (by magic bytes), decompressed-size cap, DOCTYPE refusal.
+- ``prefilter``: drops test bodies (keyword trees) at the byte level; the fast path.
+- ``walker``: lxml pull parser over suites and tests, clearing as it goes; suite-setup facts.
+- ``dialect``: the RF 3 / 4-6 / 7 differences (times, setup type, tag wrapper).
+- ``messages``: one parser per CSIT status-message generation (registry ``PARSERS``).
+- ``identity``: test id (tcNN-, NTNC tag, rename, ignore) and attributes from tags and names.
+- ``facts``: DUT version and TG host from suite-setup messages.
+- ``build``: ``parse_build`` itself: tests -> rows, BuildMeta.
+
+Decisions:
+- A file that cannot be read to its end raises ``ParseError`` naming file and build (and the
+  line for XML errors), including a truncated XML whose earlier tests are complete: a
+  partial build would silently look like missing tests. Callers record it and go on.
+- Any DOCTYPE is refused (billion laughs, XXE); the parser also never resolves entities,
+  loads DTDs or touches the network.
+- A PASS test whose message no parser reads: NaN rows of its type, the message kept, and a
+  warning. Two ``NTNC`` tags or no ``<status>``: FAIL rows (NaN) and a warning.
+- SKIP / NOT RUN tests give no rows and are not counted; tests without a performance type
+  give no rows but count in passed/failed. Ignored tests are neither rows nor counted.
+- NDRPDR latency rows exist only when the message has ``Latency at 50% PDR`` (CSIT 2020-);
+  invalid latency markers (-1, 0, 4294967295) are NaN without a warning.
+- Timestamps in output.xml have no zone; they are read as UTC (CSIT runs in UTC).
 """
 
 from pal.parse.build import ParseResult, parse_build

@@ -1,6 +1,6 @@
 """One build's output.xml -> the samples table rows, the BuildMeta and the per-test problems.
 
-Decisions (documented in docs/parse.md too):
+Decisions (summarised in the package docstring, pal/parse/__init__.py):
 - A file that cannot be read to its end raises ParseError, including a truncated XML
   whose earlier tests are complete: a partial build would silently look like missing tests.
 - A PASS test whose message no parser understands gives NaN rows and a warning.
