@@ -121,18 +121,31 @@ def nic_of(suite_name: str, tags: Iterable[str]) -> str | None:
 
 
 def attrs_of(test_name: str, suite_name: str, tags: Sequence[str]) -> TestAttrs:
-    """Type, frame size, cores, NIC, driver and topology of one test."""
+    """Type, frame size, cores, NIC, driver and topology of one test (one pass over the tags)."""
     upper = [t.upper() for t in tags]
-    frame = next((t for t in upper if _FRAME_TAG.match(t)), None)
+    frame = cores = threads_cores = topology = None
+    for t in upper:
+        last = t[-1:]
+        if last == "B" and frame is None and _FRAME_TAG.match(t):
+            frame = t
+        elif t == "IMIX" and frame is None:
+            frame = t
+        elif last == "C":
+            if cores is None and _CORES_TAG.match(t):
+                cores = t
+            elif threads_cores is None and _THREADS_CORES_TAG.match(t):
+                threads_cores = t
+        elif last == "O" and topology is None and _TOPOLOGY_TAG.match(t):
+            topology = t
     if frame is None:
         m = _FRAME_NAME.match(_TC_PREFIX.sub("", test_name.lower()))
         frame = m.group(1).upper() if m else None
     return TestAttrs(
         test_type=type_from_tags(upper),
         frame_size=frame,
-        cores=next((t for t in upper if _CORES_TAG.match(t)), None),
-        threads_cores=next((t for t in upper if _THREADS_CORES_TAG.match(t)), None),
+        cores=cores,
+        threads_cores=threads_cores,
         nic=nic_of(suite_name, tags),
         driver=driver_of(upper),
-        topology=next((t for t in upper if _TOPOLOGY_TAG.match(t)), None),
+        topology=topology,
     )
