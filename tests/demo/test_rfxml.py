@@ -61,6 +61,7 @@ def test_robot_reads_every_dialect_with_expected_tests_statuses_tags(history, tm
         assert perf.setup.body[1].body[0].message.startswith("VPP version: ")
         # The build time is the top suite's end; it lies on the job's last day.
         assert result.suite.end_time.isoformat()[:10] == "2026-11-20"
+        assert result.suite.end_time.isoformat() + "Z" == job.last_time
         assert result.suite.end_time > max(t.end_time for t in tests)
 
 
