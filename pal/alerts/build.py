@@ -1,0 +1,277 @@
+"""From analysed series to alerts: what is alerted, new or ongoing, acked, recovered, grouped.
+
+Rules (docs/alerts.md has the long form):
+
+* Only changes that pass the test set's ``alert-filters`` are alerted
+  (``pal.analysis.filters.filter_changes``: k-run confirmation and minimum magnitude);
+  graphs still show every anomaly.
+* The last kept change of a series is *active* unless the series has come back: a later group
+  of at least ``confirm-runs`` runs whose average is within the noise of the old level,
+  ``max(2 * old stdev, 1 % of old average)``. An earlier kept change is *recovered* (came back)
+  or *superseded* (the series moved on to another level).
+* Which changes become alerts (an anomaly can appear late or vanish, seed
+  csit-trend-analysis-patterns): the active change when it is reported at the last run
+  (*fresh*, CSIT's rule), starts inside the short-term window, or was reported by the previous
+  run; an earlier change when it starts inside the short-term window or was reported before.
+  Old changes nobody was told about are the dashboard's business, not the mail's.
+* New or ongoing: ongoing when the previous run's ``alerts.json`` has the same id, or the same
+  series and kind with a first bad build within ``MATCH_RUNS`` runs of this one (later data
+  can move a group boundary by a run or two; the id follows the build, the match does not).
+* Acked: the id, or the id the previous run gave the same change, is in acks.yaml.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from typing import Any, Iterable
+
+import numpy as np
+import pandas as pd
+
+from pal.alerts.links import Links
+from pal.alerts.model import (
+    ACTIVE, ALL_TESTBEDS, NEW, ONE_TESTBED, ONGOING, RECOVERED, SOME_TESTBEDS, SUPERSEDED,
+    Alert, AlertGroup, Evidence, alert_id, group_id,
+)
+from pal.analysis.detector import ChangePoint
+from pal.analysis.filters import filter_changes
+from pal.model import METRICS, Anomaly, SeriesResult, TrendGroup, topo_arch_of
+from pal.spec import AlertFilters, Spec, TestSet
+
+MATCH_RUNS = 3  # a previous alert of the same series and kind this many runs away is the same change
+WINDOW_HOURS = 36.0  # changes on several topo-archs starting this close together are "at the same time"
+
+__all__ = ["build_alerts", "group_alerts", "BuildFacts", "recovered_after", "short_test_name", "MATCH_RUNS"]
+
+
+class BuildFacts:
+    """DUT version and testbed per (job, build), from the builds table (samples as fallback)."""
+
+    def __init__(self, builds: pd.DataFrame | None, samples: pd.DataFrame | None = None):
+        self._facts: dict[tuple[str, int], dict[str, Any]] = {}
+        for table in (samples, builds):  # builds last: it wins
+            if table is None or table.empty or "build" not in table.columns:
+                continue
+            cols = [c for c in ("job", "build", "dut", "dut_version", "testbed", "passed", "failed",
+                                "duration_s", "build_time") if c in table.columns]
+            sub = table[cols].drop_duplicates(subset=["job", "build"], keep="last")
+            for rec in sub.to_dict("records"):
+                key = (str(rec["job"]), int(rec["build"]))
+                self._facts.setdefault(key, {}).update({k: _clean(v) for k, v in rec.items()})
+
+    def get(self, job: str, build: int | None, field: str) -> Any:
+        if build is None:
+            return None
+        return self._facts.get((job, int(build)), {}).get(field)
+
+    def has(self, job: str, build: int) -> bool:
+        return (job, int(build)) in self._facts
+
+
+def _clean(v: Any) -> Any:
+    if v is None:
+        return None
+    try:
+        if pd.isna(v):
+            return None
+    except (TypeError, ValueError):
+        return v
+    if isinstance(v, np.integer):
+        return int(v)
+    if isinstance(v, np.floating):
+        return float(v)
+    return v
+
+
+def short_test_name(test_id: str, metric: str) -> str:
+    """The name in mails: the test's own name without its frame-size prefix, plus the metric
+    when the name does not say it (``2t1c-ethip4-ip4base-ndrpdr-pdr``)."""
+    tail = test_id.rsplit(".", 1)[-1]
+    parts = tail.split("-", 1)
+    if len(parts) == 2 and (parts[0].lower() == "imix" or (parts[0][:-1].isdigit() and parts[0][-1:].lower() == "b")):
+        tail = parts[1]
+    if metric not in ("mrr", "cps") and not tail.endswith(metric):
+        tail = f"{tail}-{metric}"
+    return tail
+
+
+def recovered_after(anomaly: Anomaly, groups: Iterable[TrendGroup], confirm_runs: int = 1) -> bool:
+    """A later group of ``confirm_runs`` runs or more came back within the noise of the old level."""
+    noise = max(2.0 * anomaly.before_stdev, 0.01 * abs(anomaly.before_avg))
+    for g in groups:
+        if g.start > anomaly.index and g.size >= confirm_runs and abs(g.avg - anomaly.before_avg) <= noise:
+            return True
+    return False
+
+
+def _filters(spec: Spec, name: str) -> tuple[AlertFilters, TestSet | None]:
+    ts = next((t for t in spec.test_sets if t.name == name), None)
+    return (ts.alert_filters if ts else AlertFilters()), ts
+
+
+def _week(spec: Spec, ts: TestSet | None, job: str) -> int:
+    w = ts.windows if ts is not None else None
+    if w is None:
+        from pal.spec import Windows
+
+        w = Windows()
+    js = spec.job(job)
+    return w.short_term_runs_single_testbed if js is not None and js.testbeds == 1 else w.short_term_runs
+
+
+def _kept(result: SeriesResult, filters: AlertFilters) -> list[tuple[Anomaly, int]]:
+    """The anomalies that pass the alert filters, each with the run it is reported at."""
+    by_index = {a.index: a for a in result.anomalies}
+    cps = [ChangePoint(a.index, a.kind, a.before_avg, a.after_avg, a.runs, a.index) for a in result.anomalies]
+    kept = filter_changes(result.values, cps, result.direction, filters.min_change_pct, filters.confirm_runs)
+    return [(by_index[c.index], c.reported_at) for c in kept if c.index in by_index]
+
+
+class _Previous:
+    """The previous run's alerts, looked up by id and by (series, kind)."""
+
+    def __init__(self, previous: list[dict] | None):
+        self.by_id: dict[str, dict] = {}
+        self.by_series: dict[tuple[str, str, str, str], list[dict]] = {}
+        for d in previous or []:
+            if not isinstance(d, dict) or "id" not in d:
+                continue
+            self.by_id[str(d["id"])] = d
+            key = (str(d.get("job")), str(d.get("test_id")), str(d.get("metric")), str(d.get("kind")))
+            self.by_series.setdefault(key, []).append(d)
+
+    def match(self, aid: str, result: SeriesResult, anomaly: Anomaly) -> str | None:
+        if aid in self.by_id:
+            return aid
+        k = result.key
+        near = set(int(b) for b in result.builds[max(0, anomaly.index - MATCH_RUNS): anomaly.index + MATCH_RUNS + 1])
+        for d in sorted(self.by_series.get((k.job, k.test_id, k.metric, anomaly.kind), []), key=lambda d: str(d["id"])):
+            fb = (d.get("evidence") or {}).get("first_bad_build")
+            if fb is not None and int(fb) in near:
+                return str(d["id"])
+        return None
+
+
+def build_alerts(results: list[SeriesResult], builds: pd.DataFrame, samples: pd.DataFrame | None, spec: Spec,
+                 previous: list[dict] | None = None, acks: dict[str, str] | None = None) -> list[Alert]:
+    """The alerts of this run, sorted by (job, test id, metric, first bad build, kind).
+
+    Args:
+        results: the analysed series.
+        builds: the builds table (``pal.model.BUILD_COLUMNS``): DUT versions and testbeds.
+        samples: the samples table (fallback for per-build facts; may be None).
+        spec: the spec (test sets' alert filters and windows, build link template).
+        previous: the ``alerts`` list of the previous run's alerts.json, or None.
+        acks: {alert id: reason} from acks.yaml (``load_acks``), or None.
+    """
+    facts = BuildFacts(builds, samples)
+    links = Links.from_spec(spec)
+    prev = _Previous(previous)
+    acks = acks or {}
+    out: list[Alert] = []
+    for r in sorted(results, key=lambda r: (r.key.job, r.key.test_id, r.key.metric)):
+        values = np.asarray(r.values, dtype=np.float64)
+        valid = np.flatnonzero(~np.isnan(values))
+        if len(valid) == 0 or not r.anomalies:
+            continue
+        filters, ts = _filters(spec, r.test_set)
+        last = int(valid[-1])
+        window_start = int(valid[max(0, len(valid) - _week(spec, ts, r.key.job))])
+        kept = _kept(r, filters)
+        for pos, (a, reported_at) in enumerate(kept):
+            aid = alert_id(r.key, a.build, a.kind)
+            came_back = recovered_after(a, r.groups, filters.confirm_runs)
+            state = RECOVERED if came_back else (ACTIVE if pos == len(kept) - 1 else SUPERSEDED)
+            prev_id = prev.match(aid, r, a)
+            fresh = state == ACTIVE and reported_at == last
+            if not (fresh or prev_id is not None or a.index >= window_start):
+                continue
+            ack_key = aid if aid in acks else (prev_id if prev_id in acks else None)
+            out.append(Alert(
+                id=aid, key=r.key, kind=a.kind, state=state, status=ONGOING if prev_id else NEW,
+                acked=ack_key is not None, ack_reason=acks.get(ack_key) if ack_key else None, fresh=fresh,
+                test_set=r.test_set, topo_arch=str(r.attrs.get("topo_arch") or topo_arch_of(r.key.job)),
+                test_name=short_test_name(r.key.test_id, r.key.metric), nic=str(r.attrs.get("nic") or ""),
+                frame_size=str(r.attrs.get("frame_size") or ""), unit=METRICS.get(r.key.metric, ("", 1))[0],
+                evidence=_evidence(r, a, facts, links), testbeds=_testbeds(r, a, facts),
+                previous_id=prev_id if prev_id != aid else None,
+            ))
+    groups = group_alerts(out, results)
+    member = {aid: g.id for g in groups for aid in g.alerts}
+    return [replace(a, group=member[a.id]) for a in out]
+
+
+def _iso(t: Any) -> str:
+    ts = pd.Timestamp(t)
+    if ts is pd.NaT:
+        return ""
+    ts = ts.tz_localize("UTC") if ts.tzinfo is None else ts.tz_convert("UTC")
+    return ts.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _evidence(r: SeriesResult, a: Anomaly, facts: BuildFacts, links: Links) -> Evidence:
+    job = r.key.job
+    c = r.compliance
+    return Evidence(
+        before_avg=float(a.before_avg), before_stdev=float(a.before_stdev), after_avg=float(a.after_avg),
+        after_stdev=float(a.after_stdev), change_pct=float(a.change) * 100.0, runs=int(a.runs),
+        last_good_build=a.last_good_build, first_bad_build=int(a.build), first_bad_time=_iso(r.times[a.index]),
+        last_good_url=links.build(job, a.last_good_build), first_bad_url=links.build(job, a.build),
+        dut_version_before=facts.get(job, a.last_good_build, "dut_version"),
+        dut_version_after=facts.get(job, a.build, "dut_version"),
+        testbed_before=facts.get(job, a.last_good_build, "testbed"), testbed_after=facts.get(job, a.build, "testbed"),
+        trend=float(c.trend), long_term_change_pct=float(c.long_term_change),
+        short_term_change_pct=float(c.short_term_change),
+    )
+
+
+def _level_end(r: SeriesResult, a: Anomaly) -> int:
+    for g in r.groups:
+        if g.start <= a.index < g.end:
+            return g.end
+    return a.index + 1
+
+
+def _testbeds(r: SeriesResult, a: Anomaly, facts: BuildFacts) -> tuple[str, ...]:
+    found = set()
+    for i in range(a.index, _level_end(r, a)):
+        if not math.isnan(float(r.values[i])):
+            tb = facts.get(r.key.job, int(r.builds[i]), "testbed")
+            if tb:
+                found.add(str(tb))
+    return tuple(sorted(found))
+
+
+def group_alerts(alerts: list[Alert], results: list[SeriesResult], window_hours: float = WINDOW_HOURS) -> list[AlertGroup]:
+    """One group per (job, kind, first bad build), with where else the same change was seen."""
+    topo_all = {str(r.attrs.get("topo_arch") or topo_arch_of(r.key.job)) for r in results}
+    members: dict[tuple[str, str, int], list[Alert]] = {}
+    for a in alerts:
+        members.setdefault((a.key.job, a.kind, a.evidence.first_bad_build), []).append(a)
+    times = {k: min(pd.Timestamp(m.evidence.first_bad_time) for m in v if m.evidence.first_bad_time)
+             if any(m.evidence.first_bad_time for m in v) else None for k, v in members.items()}
+    window = pd.Timedelta(hours=window_hours)
+    out = []
+    for (job, kind, fbb), mem in sorted(members.items()):
+        mem = sorted(mem, key=lambda m: m.id)
+        topo = mem[0].topo_arch
+        t = times[(job, kind, fbb)]
+        seen = {topo}
+        if t is not None:
+            for (j2, k2, _), m2 in members.items():
+                t2 = times[(j2, k2, _)]
+                if k2 == kind and t2 is not None and abs(t2 - t) <= window:
+                    seen.add(m2[0].topo_arch)
+        scope = ALL_TESTBEDS if len(topo_all) >= 2 and seen >= topo_all else (ONE_TESTBED if seen == {topo} else SOME_TESTBEDS)
+        lg = [m.evidence.last_good_build for m in mem if m.evidence.last_good_build is not None]
+        first = min(mem, key=lambda m: (m.evidence.last_good_build is None, m.evidence.last_good_build or 0))
+        out.append(AlertGroup(
+            id=group_id(job, kind, fbb), job=job, topo_arch=topo, kind=kind, first_bad_build=fbb,
+            last_good_build=min(lg) if lg else None, first_bad_url=mem[0].evidence.first_bad_url,
+            last_good_url=first.evidence.last_good_url, dut_version_before=first.evidence.dut_version_before,
+            dut_version_after=mem[0].evidence.dut_version_after, alerts=tuple(m.id for m in mem),
+            tests=tuple(sorted({m.key.test_id for m in mem})),
+            testbeds=tuple(sorted({tb for m in mem for tb in m.testbeds})), seen_on=tuple(sorted(seen)), scope=scope,
+        ))
+    return out

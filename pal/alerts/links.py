@@ -1,0 +1,28 @@
+"""Links to Jenkins builds in alerts, from ``spec.outputs.build_url`` ({jenkins} {job} {build})."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pal.spec import Spec
+
+
+@dataclass(frozen=True)
+class Links:
+    template: str | None = None
+    jenkins: str = ""  # the first Jenkins source's URL, for {jenkins}
+
+    @classmethod
+    def from_spec(cls, spec: Spec) -> "Links":
+        jenkins = next((s.url or "" for s in spec.sources if s.type == "jenkins"), "")
+        return cls(spec.outputs.build_url, jenkins.rstrip("/"))
+
+    def build(self, job: str, build: int | None) -> str | None:
+        """The build's URL, or None without a template (or a build)."""
+        if not self.template or build is None:
+            return None
+        return self.template.format_map({"jenkins": self.jenkins, "job": job, "build": int(build)})
+
+    def job_build(self, job: str, build: int | None) -> str:
+        """The URL when there is one, else ``<job>/<build>`` (mails always name the build)."""
+        return self.build(job, build) or f"{job}/{build if build is not None else '?'}"
