@@ -164,19 +164,17 @@ class Pages:
         recent = []
         values = np.asarray(r.values, dtype=float)
         n = len(builds)
+        d = sc.digits + 2
         for i in range(n - 1, max(-1, n - 1 - RECENT_RUNS), -1):
             f = facts.get(key.job, builds[i])
-            recent.append({
-                "label": build_label(key.job, builds[i]),
-                "url": links.build(key.job, builds[i]),
-                "time": times[i] or "",
-                "value": values[i] / sc.divisor,
-                "missing": not math.isfinite(values[i]),
-                "stdev": r.stdevs[i] / sc.divisor,
-                "trend": r.trend[i] / sc.divisor,
-                "version": f.version,
-                "testbed": f.testbed,
-            })
+            missing = not math.isfinite(values[i])
+            # (label, url, time, value, stdev, trend, version, testbed, missing): formatted here, the
+            # template only places them (this table is the hot part of thousands of pages)
+            recent.append((
+                build_label(key.job, builds[i]), links.build(key.job, builds[i]), times[i] or "",
+                "missing" if missing else fmt(values[i] / sc.divisor, d), fmt(r.stdevs[i] / sc.divisor, d),
+                fmt(r.trend[i] / sc.divisor, d), f.version, f.testbed, missing,
+            ))
         comp = r.compliance
         gkey = group_key(r)
         return {

@@ -196,7 +196,13 @@ def render_svg(chart: Chart) -> str:
 
 
 def _pts(xs: np.ndarray, ys: np.ndarray) -> str:
-    return " ".join(f"{a:.1f},{b:.1f}" for a, b in zip(xs.tolist(), ys.tolist()))
+    """``x,y x,y ...`` with one decimal (one % operation: the hot loop of a site render)."""
+    n = len(xs)
+    if n == 0:
+        return ""
+    flat = np.empty(2 * n)
+    flat[0::2], flat[1::2] = xs, ys
+    return ("%.1f,%.1f " * n % tuple(flat.tolist()))[:-1]
 
 
 def _draw(it, px, py) -> str:
@@ -216,11 +222,18 @@ def _draw(it, px, py) -> str:
     if isinstance(it, Dots):
         ok = np.isfinite(it.ys) & np.isfinite(it.xs)
         X, Y = px(it.xs[ok]), py(it.ys[ok])
-        paint = f'fill="none" stroke="{it.color}" stroke-width="2"' if it.open else f'fill="{it.color}"'
-        cls = ' class="anomaly"' if it.open else ' class="sample"'
-        return "".join(
-            f'<circle{cls} cx="{a:.1f}" cy="{b:.1f}" r="{it.r}" {paint}/>' for a, b in zip(X.tolist(), Y.tolist())
-        )
+        if len(X) == 0:
+            return ""
+        flat = np.empty(2 * len(X))
+        flat[0::2], flat[1::2] = X, Y
+        if it.open:  # anomaly rings: few, one element each
+            one = f'<circle class="anomaly" cx="%.1f" cy="%.1f" r="{it.r}" fill="none" stroke="{it.color}" stroke-width="2"/>'
+            return one * len(X) % tuple(flat.tolist())
+        # samples: one path of zero-length segments with round caps draws a dot per point at a
+        # fifth of the bytes of <circle> elements (a site has a million of them)
+        d = "M%.1f %.1fh0" * len(X) % tuple(flat.tolist())
+        return (f'<path class="samples" d="{d}" fill="none" stroke="{it.color}" stroke-width="{2 * it.r}" '
+                f'stroke-linecap="round"/>')
     if isinstance(it, Band):
         ok = np.isfinite(it.lo) & np.isfinite(it.hi) & np.isfinite(it.xs)
         X, LO, HI = px(it.xs), py(it.lo), py(it.hi)

@@ -33,9 +33,10 @@ def test_detail_svg_draws_every_valid_sample_gaps_and_anomalies():
     values = [20e6, 20.1e6, np.nan, 19.9e6, 20e6, 18e6, 18.1e6, 17.9e6]
     r = make_result(values, (5,))
     root = _parse(svg.render_svg(detail_chart(r, "t")))
-    samples = root.findall(f"{NS}circle[@class='sample']")
+    (samples,) = root.findall(f"{NS}path[@class='samples']")  # a round-capped dot per "M x yh0"
     rings = root.findall(f"{NS}circle[@class='anomaly']")
-    assert len(samples) == 7  # the missing run is not drawn (never at 0)
+    assert samples.get("d").count("M") == 7  # the missing run is not drawn (never at 0)
+    assert samples.get("stroke-linecap") == "round"
     assert len(rings) == 1 and rings[0].get("stroke") == svg.RED and rings[0].get("fill") == "none"
     # the trend line breaks at the missing run: [0,1] and [3..7]
     lines = root.findall(f"{NS}polyline")

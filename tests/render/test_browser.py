@@ -1,0 +1,137 @@
+"""The site in a real headless Chromium: interactive over HTTP and file://, readable under Jenkins' CSP."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.render.serve import CHROMIUM, CHROMIUM_ARGS, JENKINS_CSP, serve
+
+pytestmark = pytest.mark.browser
+
+sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
+if not CHROMIUM.exists():
+    pytest.skip(f"{CHROMIUM} missing: run `make browser` (Debian chromium) to enable the browser tests",
+                allow_module_level=True)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser):
+    ctx = browser.new_context(viewport={"width": 1280, "height": 900})
+    pg = ctx.new_page()
+    pg.errors = []
+    pg.on("console", lambda m: pg.errors.append(m.text) if m.type == "error" else None)
+    pg.on("pageerror", lambda e: pg.errors.append(str(e)))
+    yield pg
+    ctx.close()
+
+
+GRAPH = """div => {
+  const t = (m) => div.data.filter(d => d.meta === m);
+  const pts = (tr) => tr.y.filter(v => v !== null).length;
+  return {
+    samples: pts(t("samples")[0]), nullSamples: t("samples")[0].y.filter(v => v === null).length,
+    trendNulls: t("trend")[0].y.map((v, i) => v === null ? i : -1).filter(i => i >= 0),
+    regressions: t("anomaly-regression").map(tr => tr.y).flat(),
+    progressions: t("anomaly-progression").map(tr => tr.y).flat(),
+    bands: t("band").length, text: t("samples")[0].text,
+    buttons: div.layout.xaxis.rangeselector.buttons.map(b => b.label), ytitle: div.layout.yaxis.title.text,
+    imgHidden: div.parentNode.querySelector("img").hidden,
+  };
+}"""
+
+
+def test_dashboard_and_drill_down_are_interactive(site, page, tmp_path):
+    root, results, _ = site
+    with serve(root) as base:
+        page.goto(base + "index.html")
+        assert page.locator("table.dash tbody tr").count() == 5
+        assert page.locator("form#filter").is_visible()
+        page.fill("form#filter input[name=q]", "l2bd")
+        assert page.locator("table.dash tbody tr:visible").count() == 1
+        page.select_option("form#filter select[name=nic]", "10ge2p1x710")
+        assert page.locator("table.dash tbody tr:visible").count() == 0
+        page.fill("form#filter input[name=q]", "")
+        assert page.locator("table.dash tbody tr:visible").count() == 1
+        page.screenshot(path=str(tmp_path / "index.png"), full_page=True)
+
+        page.goto(base + f"s/{results[0].key.slug()}.html")
+        page.wait_for_selector("div.pal-graph[data-drawn='1']")
+        g = page.eval_on_selector("div.pal-graph", GRAPH)
+        assert g["samples"] == 40 and g["nullSamples"] == 0
+        assert g["regressions"] == [pytest.approx(results[0].groups[1].avg / 1e6, abs=1e-6)]
+        assert g["progressions"] == [] and g["imgHidden"] is True
+        assert g["buttons"] == ["2 weeks", "1 month", "3 months", "all"]
+        # hover of the first run of the new level: average, stdev of trials, version, job build, testbed
+        hover = g["text"][30]
+        for part in ("date: 2022-01-31 03:00", "average: ", "stdev: 0.100 Mpps", "DUT version: 22.02-rc0~130",
+                     "job build: mrr-daily-build-130", "testbed: tb-0"):
+            assert part in hover
+        page.screenshot(path=str(tmp_path / "drill-down.png"), full_page=True)
+
+        page.goto(base + f"s/{results[1].key.slug()}.html")
+        page.wait_for_selector("div.pal-graph[data-drawn='1']")
+        g = page.eval_on_selector("div.pal-graph", GRAPH)
+        assert (g["samples"], g["nullSamples"], g["trendNulls"]) == (37, 3, [12, 13, 25])  # gaps, never 0
+
+        page.goto(base + f"s/{results[3].key.slug()}.html")
+        page.wait_for_selector("div.pal-graph[data-drawn='1']")
+        assert page.eval_on_selector("div.pal-graph", GRAPH)["bands"] == 2
+
+        page.goto(base + f"s/{results[4].key.slug()}.html")
+        page.wait_for_selector("div.pal-graph[data-drawn='1']")
+        assert page.eval_on_selector("div.pal-graph", GRAPH)["ytitle"] == "Latency [µs] (lower is better)"
+    assert page.errors == []
+
+
+def test_group_page_draws_one_trace_per_test(site, page):
+    root, results, _ = site
+    group = next(p for p in (root / "g").iterdir() if "25ge2p1xxv710-ip4" in p.name)
+    with serve(root) as base:
+        page.goto(base + f"g/{group.name}")
+        page.wait_for_selector("div.pal-graph[data-drawn='1']")
+        n = page.locator("div.pal-graph").count()
+        page.wait_for_function(f"document.querySelectorAll(\"div.pal-graph[data-drawn='1']\").length === {n}")
+        names = page.eval_on_selector_all(
+            "div.pal-graph", "ds => ds.map(d => d.data.filter(t => t.meta === 'samples').length)")
+    assert names == [1, 1, 1]  # ip4 on xxv710: MRR, NDR, latency graphs with one test each
+    assert page.errors == []
+
+
+def test_site_works_opened_from_disk(site, page):
+    root, results, _ = site
+    page.goto((root / "s" / f"{results[0].key.slug()}.html").as_uri())
+    page.wait_for_selector("div.pal-graph[data-drawn='1']")
+    assert page.eval_on_selector("div.pal-graph", GRAPH)["samples"] == 40
+    assert page.errors == []
+
+
+def test_pages_are_readable_under_jenkins_csp_without_any_script(site, page, tmp_path):
+    root, results, _ = site
+    with serve(root, csp=JENKINS_CSP) as base:
+        for rel, rows in (("index.html", 5), (f"s/{results[0].key.slug()}.html", None)):
+            page.goto(base + rel)
+            page.wait_for_load_state("load")
+            state = page.evaluate("""() => ({
+                js: document.documentElement.getAttribute("data-pal-js"), plotly: typeof window.Plotly,
+                pal: typeof window.PAL, drawn: document.querySelectorAll("[data-drawn]").length,
+                imgs: Array.from(document.images).map(i => [i.complete, i.naturalWidth]),
+                headerBg: getComputedStyle(document.querySelector("header.top")).backgroundColor,
+            })""")
+            assert (state["js"], state["plotly"], state["pal"], state["drawn"]) == (None, "undefined", "undefined", 0)
+            assert state["headerBg"] == "rgb(36, 52, 71)"  # the external stylesheet applies
+            if rows is not None:
+                assert page.locator("table.dash tbody tr").count() == rows
+                assert page.locator("table.dash").first.is_visible()
+                assert not page.locator("form#filter").is_visible()  # controls need scripts: hidden
+            else:
+                assert state["imgs"] == [[True, 760]]  # the static SVG graph
+                assert page.locator("img").is_visible() and page.locator("table.anomalies").is_visible()
+            page.screenshot(path=str(tmp_path / f"csp-{rel.replace('/', '_')}.png"), full_page=True)
