@@ -75,6 +75,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--builds", type=int, default=None, help="builds per daily job (default 100)")
     sp.add_argument("--tests", type=int, default=None, help="tests per job (default 120)")
     sp.add_argument("--small", action="store_true", help="a small history for tests")
+    sp.add_argument("--dialect", choices=["rf7", "rf4", "rf3"], default="rf7", help="Robot Framework output schema")
+    sp.add_argument("--keyword-depth", type=int, default=0, help="nested keyword levels per test (TRACE-like size)")
 
     sp = sub.add_parser("store", help="inspect or maintain the history store")
     sp.add_argument("action", choices=["info", "vacuum", "export"])

@@ -85,7 +85,7 @@ def coerce_samples(df: pd.DataFrame) -> pd.DataFrame:
         if dtype == "object":
             out[col] = s.astype("object")
         elif dtype.startswith("datetime64"):
-            out[col] = pd.to_datetime(s, utc=True)
+            out[col] = pd.to_datetime(s, utc=True).astype(dtype)  # pandas 3 may pick µs otherwise
         else:
             out[col] = s.astype(dtype)
     return pd.DataFrame(out, index=df.index)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -24,12 +25,16 @@ class RunReport:
 
     problems: list[Problem] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
+    # download threads report concurrently
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def add(self, stage: str, item: str, message: str, severity: str = "error", **details: Any) -> None:
-        self.problems.append(Problem(stage, item, message, severity, details))
+        with self._lock:
+            self.problems.append(Problem(stage, item, message, severity, details))
 
     def count(self, name: str, n: int = 1) -> None:
-        self.counts[name] = self.counts.get(name, 0) + n
+        with self._lock:
+            self.counts[name] = self.counts.get(name, 0) + n
 
     def errors(self, stage: str | None = None) -> list[Problem]:
         return [p for p in self.problems if p.severity == "error" and (stage is None or p.stage == stage)]

@@ -47,7 +47,7 @@ class SourceSpec:
     name: str
     type: Literal["local", "jenkins"]
     path: str | None = None  # local: the directory (DIR/<job>/<build>/output.xml[.gz] or flat)
-    url: str | None = None  # jenkins: base URL, e.g. https://jenkins.fd.io
+    url: str | None = None  # jenkins: base URL, e.g. https://jenkins.fd.io (may start with ${VAR})
     artifacts: list[str] = field(default_factory=list)  # jenkins: ordered URL templates
     verify_tls: bool = True
     timeout: float = 30.0  # seconds, connect and read
@@ -380,7 +380,7 @@ def _check_semantics(spec: Spec, b: _Builder) -> None:
         if src.type == "local" and not src.path:
             b.fail(f"{p}.path", src.path, "a directory (required for a local source)")
         if src.type == "jenkins":
-            if not src.url or not re.match(r"^https?://", src.url):
+            if not src.url or not re.match(r"^(https?://|\$\{)", src.url):
                 b.fail(f"{p}.url", src.url, "an http(s):// URL (required for a jenkins source)")
             if not src.artifacts:
                 b.fail(f"{p}.artifacts", src.artifacts, "a non-empty list of URL templates")
@@ -389,10 +389,12 @@ def _check_semantics(spec: Spec, b: _Builder) -> None:
                     tmpl.format(jenkins="", job="", build=0)
                 except (KeyError, IndexError, ValueError) as exc:
                     b.fail(f"{p}.artifacts[{j}]", tmpl, f"a template using only {{jenkins}}, {{job}}, {{build}} ({exc})")
-        for key in ("timeout", "retries", "max_size_mb", "workers"):
+        if src.timeout <= 0:
+            b.fail(f"{p}.timeout", src.timeout, "a number of seconds > 0")
+        for key in ("retries", "max_size_mb", "workers"):
             val = getattr(src, key)
             if val < (0 if key == "retries" else 1):
-                b.fail(f"{p}.{key.replace('_', '-')}", val, "a positive number")
+                b.fail(f"{p}.{key.replace('_', '-')}", val, "a positive integer")
     set_names: set[str] = set()
     for i, ts in enumerate(spec.test_sets):
         p = f"test-sets[{i}]"
