@@ -13,7 +13,9 @@ Rules (docs/alerts.md has the long form):
   csit-trend-analysis-patterns): the active change when it is reported at the last run
   (*fresh*, CSIT's rule), starts inside the short-term window, or was reported by the previous
   run; an earlier change when it starts inside the short-term window or was reported before.
-  Old changes nobody was told about are the dashboard's business, not the mail's.
+  Old changes nobody was told about are the dashboard's business, not the mail's. A
+  progression that only brings the series back after a regression is not alerted: the
+  regression, marked recovered, tells it.
 * New or ongoing: ongoing when the previous run's ``alerts.json`` has the same id, or the same
   series and kind with a first bad build within ``MATCH_RUNS`` runs of this one (later data
   can move a group boundary by a run or two; the id follows the build, the match does not).
@@ -98,11 +100,21 @@ def short_test_name(test_id: str, metric: str) -> str:
 
 def recovered_after(anomaly: Anomaly, groups: Iterable[TrendGroup], confirm_runs: int = 1) -> bool:
     """A later group of ``confirm_runs`` runs or more came back within the noise of the old level."""
-    noise = max(2.0 * anomaly.before_stdev, 0.01 * abs(anomaly.before_avg))
+    noise = _noise(anomaly)
     for g in groups:
         if g.start > anomaly.index and g.size >= confirm_runs and abs(g.avg - anomaly.before_avg) <= noise:
             return True
     return False
+
+
+def _noise(a: Anomaly) -> float:
+    return max(2.0 * a.before_stdev, 0.01 * abs(a.before_avg))
+
+
+def _is_return(before: Anomaly, a: Anomaly) -> bool:
+    """A progression that brings the series back within the noise of the level before a regression."""
+    return (before.kind == "regression" and a.kind == "progression"
+            and abs(a.after_avg - before.before_avg) <= _noise(before))
 
 
 def _filters(spec: Spec, name: str) -> tuple[AlertFilters, TestSet | None]:
@@ -180,6 +192,8 @@ def build_alerts(results: list[SeriesResult], builds: pd.DataFrame, samples: pd.
         window_start = int(valid[max(0, len(valid) - _week(spec, ts, r.key.job))])
         kept = _kept(r, filters)
         for pos, (a, reported_at) in enumerate(kept):
+            if pos and _is_return(kept[pos - 1][0], a):
+                continue  # the way back after a regression: the recovered regression tells it
             aid = alert_id(r.key, a.build, a.kind)
             came_back = recovered_after(a, r.groups, filters.confirm_runs)
             state = RECOVERED if came_back else (ACTIVE if pos == len(kept) - 1 else SUPERSEDED)

@@ -6,7 +6,8 @@ Files (under ``<out>/alerts/``):
   (test set, job) a header ``<set>, CSIT build: <url>, <DUT> version: <v>`` for the job's last
   build and one aligned line per current, unacked change; new changes first, those reported
   by an earlier run after a ``Reported before:`` line; ``No regressions`` when there is none.
-  After the blocks: recovered changes that had been reported, and the acked ones (not alerted).
+  After the blocks: changes seen on every topo-arch at about the same time (DUT or
+  infrastructure), recovered changes that had been reported, and the acked ones (not alerted).
 * ``regressions-<job>.txt`` / ``progressions-<job>.txt``: the same layout with the *new*
   unacked changes of one job only; empty (0 bytes) when there is none, so Jenkins mails the
   non-empty ones.
@@ -30,7 +31,7 @@ import pandas as pd
 
 from pal.alerts.build import BuildFacts, short_test_name
 from pal.alerts.links import Links
-from pal.alerts.model import ACTIVE, NEW, ONGOING, RECOVERED, Alert
+from pal.alerts.model import ACTIVE, ALL_TESTBEDS, NEW, ONGOING, RECOVERED, Alert, AlertGroup
 from pal.model import SeriesResult
 
 LEGEND = "Test-name  NIC  Frame-size  Trend[Mpps]  Runs[#]  Long-Term change[%]"
@@ -125,7 +126,7 @@ def _sort_key(a: Alert) -> tuple:
 
 
 def changes_text(alerts: list[Alert], blocks: list[JobBlock], kind: str, *, only_new: bool = False,
-                 job: str | None = None) -> str:
+                 job: str | None = None, groups: list[AlertGroup] | None = None) -> str:
     """``trending-<kind>s.txt`` (all jobs) or, with ``job`` and ``only_new``, the per-job file.
 
     The per-job text is empty when the job has no new unacked change of ``kind``.
@@ -161,12 +162,21 @@ def changes_text(alerts: list[Alert], blocks: list[JobBlock], kind: str, *, only
     if not sections:
         lines += [f"No {word}", ""]
     if job is None:
-        lines += _footer(alerts, kind)
+        lines += _footer(alerts, kind, groups or [])
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
-def _footer(alerts: list[Alert], kind: str) -> list[str]:
+def _footer(alerts: list[Alert], kind: str, groups: list[AlertGroup]) -> list[str]:
     lines: list[str] = []
+    alerting = {a.id for a in alerts if a.kind == kind and a.alerting}
+    wide = [g for g in groups if g.kind == kind and g.scope == ALL_TESTBEDS and alerting.intersection(g.alerts)]
+    if wide:
+        lines.append("Seen on every testbed at about the same time (points at the DUT or the infrastructure):")
+        for g in sorted(wide, key=lambda g: (g.topo_arch, g.job, g.first_bad_build)):
+            n = len(alerting.intersection(g.alerts))
+            lines.append(f"{g.topo_arch}: {n} test{'s' if n != 1 else ''} from build {g.first_bad_build} "
+                         f"(last good {g.last_good_build}), {g.dut_version_before} -> {g.dut_version_after}")
+        lines.append("")
     back = sorted((a for a in alerts if a.kind == kind and a.state == RECOVERED and a.status == ONGOING), key=_sort_key)
     if back:
         lines.append("Recovered since reported (back within the noise of the old level):")

@@ -63,10 +63,11 @@ def write_alert_outputs(out_dir: Path, alerts: list[Alert], results: list[Series
         except (OSError, ValueError) as exc:
             report.add("alerts", str(target), f"could not write {name}: {exc}")
 
+    groups = group_alerts(alerts, results)
     put("trending-regressions", alerts_dir / "trending-regressions.txt",
-        lambda: text.changes_text(alerts, blocks, "regression"))
+        lambda: text.changes_text(alerts, blocks, "regression", groups=groups))
     put("trending-progressions", alerts_dir / "trending-progressions.txt",
-        lambda: text.changes_text(alerts, blocks, "progression"))
+        lambda: text.changes_text(alerts, blocks, "progression", groups=groups))
     put("trending-failed-tests", alerts_dir / "trending-failed-tests.txt",
         lambda: text.failed_tests_text(results, samples, blocks, facts, links))
     wanted = set()
@@ -81,7 +82,6 @@ def write_alert_outputs(out_dir: Path, alerts: list[Alert], results: list[Series
             if _PER_JOB.match(stale.name) and stale.name not in wanted:
                 stale.unlink(missing_ok=True)
                 log.info("alerts: removed %s (job no longer analysed)", stale)
-    groups = group_alerts(alerts, results)
     put("alerts.json", out_dir / "alerts.json",
         lambda: json_out.dumps(json_out.alerts_document(alerts, groups, fail_on, generated_at)))
     put("junit.xml", out_dir / "junit.xml", lambda: junit.junit_xml(results, alerts, fail_on, samples))
