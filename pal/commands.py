@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import sys
 
@@ -22,7 +23,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def cmd_demo_data(args: argparse.Namespace) -> int:
     from pal.demo import generate
 
-    truth = generate(args.dir, seed=args.seed, small=args.small, builds=args.builds, tests=args.tests)
+    truth = generate(args.dir, seed=args.seed, small=args.small, builds=args.builds, tests=args.tests,
+                     dialect=args.dialect, keyword_depth=args.keyword_depth)
     log.info("demo history written to %s: %s", args.dir, truth.summary())
     return 0
 
@@ -129,3 +131,61 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     report, _ = run(spec, args.csv, peers=args.peers, margin=args.margin, seed=args.seed)
     print(report)
     return 0
+
+
+def _run_options(args: argparse.Namespace, **extra: object):
+    from pal.pipeline import RunOptions
+
+    return RunOptions(
+        out_dir=getattr(args, "out", None), executor=getattr(args, "executor", None),
+        scheduler=getattr(args, "scheduler", None), workers=getattr(args, "workers", None),
+        full=getattr(args, "full", False), trigger=getattr(args, "trigger", "manual"), **extra,
+    )
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from pal.pipeline import run
+
+    outcome = run(load_spec(args.spec), _run_options(args))
+    return outcome.exit_code
+
+
+def cmd_render(args: argparse.Namespace) -> int:
+    """Analyse and render what the store holds, without downloading."""
+    from pal.pipeline import run
+
+    outcome = run(load_spec(args.spec), _run_options(args, download=False))
+    return outcome.exit_code
+
+
+def cmd_analyse(args: argparse.Namespace) -> int:
+    """Print every series' compliance metrics and last verdict from the stored history."""
+    from datetime import datetime, timezone
+
+    from pal.pipeline import analyse, load_history
+    from pal.report import RunReport
+    from pal.store import Store
+
+    spec = load_spec(args.spec)
+    report = RunReport()
+    store = Store(spec.store_dir)
+    history = load_history(spec, store, datetime.now(timezone.utc), report)
+    results, _ = analyse(spec, history, store.load_state("mdl"), report)
+    rows = [{
+        "job": r.key.job, "test_id": r.key.test_id, "metric": r.key.metric, "test_set": r.test_set,
+        "trend": r.compliance.trend, "runs": r.compliance.runs,
+        "short_term_change": r.compliance.short_term_change, "long_term_change": r.compliance.long_term_change,
+        "regressions": r.compliance.regressions, "progressions": r.compliance.progressions, "verdict": r.verdict,
+    } for r in results]
+    if args.format == "json":
+        json.dump(rows, sys.stdout, indent=1, default=str)
+        print()
+    else:
+        import pandas as pd
+
+        frame = pd.DataFrame(rows)
+        if args.format == "csv":
+            frame.to_csv(sys.stdout, index=False)
+        else:
+            print(frame.to_string(index=False) if rows else "no series")
+    return 2 if any(r.verdict == "regression" for r in results) else 0

@@ -1,0 +1,294 @@
+"""The PA job: download, parse into the store, analyse, alert, render — one function per stage.
+
+``run(spec, options)`` is what ``pal run`` calls. Only builds not yet in the store are
+parsed; each MDL series extends its saved state; only pages of changed series are rendered
+again. The result equals a from-scratch run on the same inputs (``--full``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from pal.analysis.series import analyse_all, single_testbed_jobs, split_series, state_key
+from pal.model import BuildFile, SeriesResult
+from pal.progress import Steps
+from pal.report import RunReport
+from pal.spec import Spec
+
+log = logging.getLogger("pal")
+
+MDL_STATE = "mdl"
+DIGEST_STATE = "digests"
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """Command-line overrides of the spec and the run's context."""
+
+    out_dir: Path | None = None
+    executor: str | None = None
+    scheduler: str | None = None
+    workers: int | None = None
+    full: bool = False  # ignore stored states and parse every build again
+    trigger: str = "manual"
+    now: datetime | None = None  # reference time for period-days (default: now, UTC)
+    download: bool = True  # False: analyse what the store holds (pal analyse / render)
+
+
+@dataclass
+class RunOutcome:
+    exit_code: int
+    report: RunReport
+    out_dir: Path
+    results: list[SeriesResult] = field(default_factory=list)
+    alerts: list = field(default_factory=list)
+    summary: str = ""
+
+
+@dataclass
+class History:
+    """What the analysis sees: the samples and builds of the spec's window."""
+
+    samples: pd.DataFrame
+    builds: pd.DataFrame
+
+
+# ---------------------------------------------------------------------------
+# Stages
+# ---------------------------------------------------------------------------
+
+
+def download(spec: Spec, cache_dir: Path, report: RunReport) -> list[BuildFile]:
+    from pal.sources import fetch_builds
+
+    files = fetch_builds(spec, cache_dir, report)
+    report.count("builds.fetched", len(files))
+    return files
+
+
+def _ingest(item: tuple[BuildFile, str, dict[str, Any]]) -> Any:
+    """Worker side: parse one archive and stage its Parquet fragment (everything by path)."""
+    from pal.store.ingest import parse_to_fragment
+
+    build_file, staging, options = item
+    return parse_to_fragment(build_file, staging, options)
+
+
+def ingest(spec: Spec, store: Any, files: list[BuildFile], report: RunReport, executor: Any,
+           full: bool = False) -> int:
+    """Parse the builds the store does not hold yet (or whose archive changed); return how many."""
+    todo = [f for f in files if full or not store.has_build(f.job, f.build, f.sha256 or None)]
+    report.count("builds.parsed", len(todo))
+    if not todo:
+        return 0
+    staging = str(store.staging_dir())
+    # Renames, the ignore list and the testbed map are applied when reading the history
+    # (``load_history``), so changing them in the spec never needs a re-parse.
+    items = [(f, staging, {"dut": (spec.job(f.job).dut if spec.job(f.job) else "vpp")}) for f in todo]
+    fragments = executor.map(_ingest, items, label="parsed")
+    good = []
+    for f, frag in zip(todo, fragments):
+        error = getattr(frag, "error", None) if not _is_failure(frag) else str(frag)
+        if error:
+            report.add("parse", f"{f.job}/{f.build}", error, file=str(f.path), source=f.source)
+            continue
+        report.problems.extend(frag.problems)
+        good.append(frag)
+    result = store.commit_fragments(good, replace=full)
+    report.count("builds.stored", len(result.added) + len(result.replaced))
+    return len(good)
+
+
+def _is_failure(obj: Any) -> bool:
+    from pal.executor import Failed
+
+    return isinstance(obj, Failed)
+
+
+def load_history(spec: Spec, store: Any, now: datetime, report: RunReport) -> History:
+    """The samples and builds of the spec's window, with renames, ignore list and testbed names applied."""
+    jobs = [j.name for j in spec.jobs]
+    builds = store.builds(jobs)
+    samples = store.samples(jobs)
+    keep = _window(spec, builds, now)
+    builds = builds[keep].reset_index(drop=True)
+    chosen = set(zip(builds["job"].astype(str), builds["build"].astype(int)))
+    if not samples.empty:
+        pairs = list(zip(samples["job"].astype(str), samples["build"].astype(int)))
+        samples = samples[np.fromiter((p in chosen for p in pairs), dtype=bool, count=len(pairs))]
+    samples = apply_names(spec, samples)
+    builds = builds.copy()
+    if spec.testbeds and not builds.empty:
+        builds["testbed"] = builds["testbed"].map(lambda t: spec.testbeds.get(t, t) if isinstance(t, str) else t)
+    report.count("history.builds", len(builds))
+    report.count("history.samples", len(samples))
+    return History(samples.reset_index(drop=True), builds)
+
+
+def _window(spec: Spec, builds: pd.DataFrame, now: datetime) -> np.ndarray:
+    """Which stored builds the spec's job ranges select (explicit list, start/end, max-builds, period)."""
+    keep = np.zeros(len(builds), dtype=bool)
+    if builds.empty:
+        return keep
+    jobs = builds["job"].astype(str).to_numpy()
+    numbers = builds["build"].to_numpy(dtype=np.int64)
+    times = pd.to_datetime(builds["build_time"], utc=True)
+    for js in spec.jobs:
+        mask = jobs == js.name
+        if js.builds is not None:
+            mask &= np.isin(numbers, js.builds)
+        else:
+            mask &= numbers >= js.start
+            if isinstance(js.end, int):
+                mask &= numbers <= js.end
+        if js.period_days is not None:
+            cutoff = pd.Timestamp(now) - pd.Timedelta(days=js.period_days)
+            mask &= ~(times < cutoff).to_numpy()
+        if js.max_builds is not None:
+            idx = np.flatnonzero(mask)
+            if len(idx) > js.max_builds:
+                mask[idx[np.argsort(numbers[idx])][: -js.max_builds]] = False
+        keep |= mask
+    return keep
+
+
+def apply_names(spec: Spec, samples: pd.DataFrame) -> pd.DataFrame:
+    """Test renames (old id -> new id), the ignore list and testbed names, on stored samples."""
+    if samples.empty:
+        return samples
+    out = samples.copy()
+    renames = spec.renames()
+    if renames:
+        ids = out["test_id"].astype(str)
+        out["test_id"] = ids.map(lambda i: renames.get(i, i)).astype("string")
+    if spec.ignore:
+        pats = [re.compile(p) for p in spec.ignore]
+        uniq = out["test_id"].astype(str).unique()
+        dropped = {i for i in uniq if any(p.search(i) for p in pats)}
+        out = out[~out["test_id"].astype(str).isin(dropped)]
+    if spec.testbeds:
+        out["testbed"] = out["testbed"].map(lambda t: spec.testbeds.get(t, t) if isinstance(t, str) else t).astype("string")
+    return out
+
+
+def analyse(spec: Spec, history: History, states: dict[str, dict], report: RunReport
+            ) -> tuple[list[SeriesResult], dict[str, dict]]:
+    inputs = split_series(history.samples, spec)
+    single = single_testbed_jobs(history.builds, spec)
+    results, new_states = analyse_all(inputs, spec, single, states)
+    report.count("series", len(results))
+    report.count("series.regressions", sum(r.compliance.regressions > 0 for r in results))
+    return results, new_states
+
+
+def digest(result: SeriesResult) -> str:
+    """A fingerprint of what a series' page shows; pages whose digest is unchanged are kept."""
+    h = hashlib.sha1()
+    for arr in (result.builds, result.values, result.trend):
+        h.update(np.ascontiguousarray(arr).tobytes())
+    h.update(json.dumps([(a.index, a.kind) for a in result.anomalies]).encode())
+    h.update(json.dumps(result.attrs, sort_keys=True, default=str).encode())
+    return h.hexdigest()
+
+
+# ---------------------------------------------------------------------------
+# The whole run
+# ---------------------------------------------------------------------------
+
+
+def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
+    """All stages; problems with single builds or tests are in the report, not exceptions."""
+    from pal.alerts import build_alerts, exit_code_for, load_acks, write_alert_outputs
+    from pal.executor import make_executor
+    from pal.render import render_site
+    from pal.store import Store
+
+    report = RunReport()
+    now = options.now or datetime.now(timezone.utc)
+    out_dir = Path(options.out_dir) if options.out_dir else spec.out_dir
+    out_dir.mkdir(parents=True, exist_ok=True)
+    steps = Steps(6)
+    log.info("pal run: spec %s, trigger %s, output %s", spec.name, options.trigger, out_dir)
+
+    steps.start("download", f"{len(spec.jobs)} jobs from {len(spec.sources)} sources")
+    files: list[BuildFile] = []
+    if options.download:
+        files = download(spec, out_dir / "cache", report)
+    missing = len(report.errors("download"))
+    steps.done(f"{len(files)} builds available, {missing} missing")
+
+    store = Store(spec.store_dir)
+    kind = options.executor or spec.store.executor
+    workers = options.workers or spec.store.workers
+    scheduler = options.scheduler or spec.store.scheduler
+    with store.lock():
+        steps.start("parse", f"{len(files)} builds, executor {kind}")
+        with make_executor(kind, workers=workers, scheduler=scheduler) as executor:
+            parsed = ingest(spec, store, files, report, executor, full=options.full)
+        steps.done(f"{parsed} builds parsed, {len(files) - parsed} already stored, "
+                   f"{len(report.errors('parse'))} unreadable")
+
+        steps.start("analyse", "history from the store")
+        history = load_history(spec, store, now, report)
+        states = {} if options.full else store.load_state(MDL_STATE)
+        results, new_states = analyse(spec, history, states, report)
+        steps.done(f"{len(results)} series from {len(history.builds)} builds")
+
+        steps.start("alerts")
+        acks = load_acks(spec.resolve(spec.alerts.acks)) if spec.alerts.acks else {}
+        previous = store.load_alerts()
+        alerts = build_alerts(results, history.builds, history.samples, spec, previous, acks)
+        paths = write_alert_outputs(out_dir, alerts, results, history.builds, history.samples, spec, report)
+        new_regressions = sum(1 for a in alerts if _is(a, "kind", "regression") and _is(a, "status", "new"))
+        steps.done(f"{len(alerts)} alerts ({new_regressions} new regressions), {len(paths)} files")
+
+        steps.start("render", f"{len(results)} series")
+        old_digests = {} if options.full else store.load_state(DIGEST_STATE)
+        digests = {state_key(r.key): digest(r) for r in results}
+        changed = {r.key for r in results if old_digests.get(state_key(r.key)) != digests[state_key(r.key)]}
+        site_ok = (out_dir / "site" / "index.html").exists()
+        index = render_site(out_dir, results, history.samples, history.builds, report, spec, alerts,
+                            changed=changed if (old_digests and site_ok) else None)
+        steps.done(f"{len(changed)} series pages rendered again, index {index}")
+
+        steps.start("save", "store states and the run report")
+        store.save_state(MDL_STATE, new_states)
+        store.save_state(DIGEST_STATE, digests)
+        store.save_alerts([_alert_dict(a) for a in alerts])
+    code = exit_code_for(alerts, spec.alerts.fail_on)
+    _write_atomic(out_dir / "report.json", report.to_json())
+    summary = (f"pal: {len(spec.jobs)} jobs, {len(history.builds)} builds ({parsed} new), {len(results)} series, "
+               f"{_count(alerts, 'regression')} regressions, {_count(alerts, 'progression')} progressions, "
+               f"{len(report.errors())} problems; exit {code}")
+    steps.done(summary)
+    return RunOutcome(code, report, out_dir, results, alerts, summary)
+
+
+def _is(obj: Any, attr: str, value: str) -> bool:
+    return getattr(obj, attr, None) == value
+
+
+def _count(alerts: list, kind: str) -> int:
+    return sum(1 for a in alerts if _is(a, "kind", kind))
+
+
+def _alert_dict(alert: Any) -> dict:
+    to_dict = getattr(alert, "to_dict", None)
+    return to_dict() if callable(to_dict) else dict(alert)
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+
