@@ -210,6 +210,7 @@ def build_alerts(results: list[SeriesResult], builds: pd.DataFrame, samples: pd.
                 frame_size=str(r.attrs.get("frame_size") or ""), unit=METRICS.get(r.key.metric, ("", 1))[0],
                 evidence=_evidence(r, a, facts, links), testbeds=_testbeds(r, a, facts),
                 previous_id=prev_id if prev_id != aid else None,
+                previous_state=str(prev.by_id[prev_id].get("state") or ACTIVE) if prev_id else None,
             ))
     groups = group_alerts(out, results)
     member = {aid: g.id for g in groups for aid in g.alerts}

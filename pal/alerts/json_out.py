@@ -50,7 +50,7 @@ SCHEMA: dict[str, Any] = {
             "type": "object",
             "additionalProperties": False,
             "required": ["id", "group", "job", "test_id", "metric", "kind", "state", "status", "acked",
-                         "ack_reason", "fresh", "fails_job", "previous_id", "test_set", "topo_arch",
+                         "ack_reason", "fresh", "fails_job", "previous_id", "previous_state", "test_set", "topo_arch",
                          "test_name", "nic", "frame_size", "unit", "evidence", "testbeds", "ack_snippet"],
             "properties": {
                 "id": _id,
@@ -69,6 +69,7 @@ SCHEMA: dict[str, Any] = {
                     "properties": {p: {"type": "boolean"} for p in FAIL_ON},
                 },
                 "previous_id": {"oneOf": [_id, {"type": "null"}]},
+                "previous_state": {"enum": ["active", "recovered", "superseded", None]},
                 "test_set": {"type": "string"},
                 "topo_arch": {"type": "string"},
                 "test_name": {"type": "string"},

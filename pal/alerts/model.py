@@ -95,6 +95,7 @@ class Alert:
     evidence: Evidence
     testbeds: tuple[str, ...] = ()  # physical testbeds of the runs at the new level
     previous_id: str | None = None  # id under which the previous run reported this change
+    previous_state: str | None = None  # its state in the previous run (None: not reported)
     group: str = ""  # AlertGroup.id
 
     @property
@@ -122,6 +123,7 @@ class Alert:
             "metric": self.key.metric, "kind": self.kind, "state": self.state, "status": self.status,
             "acked": self.acked, "ack_reason": self.ack_reason, "fresh": self.fresh,
             "fails_job": {p: self.fails(p) for p in FAIL_ON}, "previous_id": self.previous_id,
+            "previous_state": self.previous_state,
             "test_set": self.test_set, "topo_arch": self.topo_arch, "test_name": self.test_name,
             "nic": self.nic, "frame_size": self.frame_size, "unit": self.unit,
             "evidence": {k: _jsonable(v) for k, v in self.evidence.__dict__.items()},

@@ -53,7 +53,7 @@ def mask_ipv4(message: str) -> str:
 def normalise_message(message: str) -> str:
     """The grouping key of a failure message: addresses, hex values and numbers masked."""
     text = _MAC.sub("<mac>", mask_ipv4(message))
-    text = _HEX.sub("0x#", text)
+    text = _HEX.sub("<hex>", text)
     text = _NUM.sub("#", text)
     return _SPACE.sub(" ", text).strip()[:500]
 
@@ -177,7 +177,7 @@ def _footer(alerts: list[Alert], kind: str, groups: list[AlertGroup]) -> list[st
             lines.append(f"{g.topo_arch}: {n} test{'s' if n != 1 else ''} from build {g.first_bad_build} "
                          f"(last good {g.last_good_build}), {g.dut_version_before} -> {g.dut_version_after}")
         lines.append("")
-    back = sorted((a for a in alerts if a.kind == kind and a.state == RECOVERED and a.status == ONGOING), key=_sort_key)
+    back = sorted((a for a in alerts if a.kind == kind and a.state == RECOVERED and a.previous_state == ACTIVE), key=_sort_key)
     if back:
         lines.append("Recovered since reported (back within the noise of the old level):")
         lines += [f"{a.key.job}{SEP}{line}" for a, line in zip(back, _align([_row(a) for a in back], _RIGHT))]
