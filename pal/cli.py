@@ -29,7 +29,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"pal {__version__}")
     p.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     p.add_argument("-q", "--quiet", action="store_true", help="warnings and errors only")
+    # the same switches after the subcommand (`pal run -q ...`); SUPPRESS keeps the global value
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help="debug logging")
+    common.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help="warnings and errors only")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    add_parser = sub.add_parser
+    sub.add_parser = lambda *a, **k: add_parser(*a, parents=[common], **k)  # type: ignore[method-assign]
 
     def with_spec(sp: argparse.ArgumentParser) -> None:
         sp.add_argument("--spec", "-s", required=True, type=Path, help="the YAML spec")
