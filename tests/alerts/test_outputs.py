@@ -1,0 +1,160 @@
+"""alerts.json against its schema, junit.xml parsed back, series exports, atomic reproducible writes."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import jsonschema
+import pandas as pd
+import pytest
+from junitparser import Failure, JUnitXml, Skipped
+
+from pal.alerts import build_alerts, write_alert_outputs
+from pal.alerts.export import csv_bytes, neutralise, series_frame
+from pal.alerts.json_out import SCHEMA, schema_text
+from pal.report import RunReport
+from tests.alerts.factory import ALT, ICX, builds_for, flat, make_result, make_spec, samples_for, tid
+from tests.alerts.scenario import MESSAGES, run_results
+
+DOCS_SCHEMA = Path(__file__).resolve().parents[2] / "docs" / "alerts.schema.json"
+
+
+def _write(out: Path, extra=False, previous=None, spec=None, generated_at=None):
+    results = run_results(extra)
+    builds, samples = builds_for(results), samples_for(results, MESSAGES)
+    spec = spec or make_spec()
+    alerts = build_alerts(results, builds, samples, spec, previous, None)
+    paths = write_alert_outputs(out, alerts, results, builds, samples, spec, RunReport(), generated_at=generated_at)
+    return alerts, paths
+
+
+@pytest.fixture(scope="module")
+def outputs(tmp_path_factory):
+    return _write(tmp_path_factory.mktemp("out"))
+
+
+def test_schema_file_is_the_code_schema():
+    assert DOCS_SCHEMA.read_text(encoding="utf-8") == schema_text()
+    jsonschema.Draft202012Validator.check_schema(SCHEMA)
+
+
+def test_alerts_json_validates_and_round_trips(outputs, tmp_path):
+    alerts, paths = outputs
+    doc = json.loads(paths["alerts.json"].read_text())
+    jsonschema.validate(doc, SCHEMA, cls=jsonschema.Draft202012Validator)
+    assert doc["exit_code"] == 2 and doc["fail_on"] == "new-regression" and doc["generated_at"] is None
+    assert doc["counts"] == {"alerts": 5, "new": 5, "ongoing": 0, "acked": 0, "active": 4, "recovered": 1, "failing": 3}
+    assert [a["id"] for a in doc["alerts"]] == [a.id for a in alerts]
+    # The alerts list is what the next run gets as ``previous``; run 2 validates too.
+    alerts2, paths2 = _write(tmp_path, extra=True, previous=doc["alerts"])
+    doc2 = json.loads(paths2["alerts.json"].read_text())
+    jsonschema.validate(doc2, SCHEMA, cls=jsonschema.Draft202012Validator)
+    assert doc2["exit_code"] == 0 and doc2["counts"]["ongoing"] == 5
+
+
+def test_schema_rejects_bad_documents(outputs):
+    doc = json.loads(outputs[1]["alerts.json"].read_text())
+    bad = json.loads(json.dumps(doc))
+    bad["alerts"][0]["kind"] = "worse"
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(bad, SCHEMA, cls=jsonschema.Draft202012Validator)
+    bad = json.loads(json.dumps(doc))
+    del bad["alerts"][0]["evidence"]["first_bad_build"]
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(bad, SCHEMA, cls=jsonschema.Draft202012Validator)
+
+
+def test_junit_parsed_back(outputs):
+    xml = JUnitXml.fromfile(str(outputs[1]["junit.xml"]))
+    cases = {}
+    for suite in xml:
+        for case in suite:
+            cases[(case.classname, case.name)] = case
+    assert len(cases) == 8
+    reg = cases[(f"{ICX}.mrr", tid("64b-2t1c-ethip4-ip4base-mrr"))]
+    (res,) = reg.result
+    assert isinstance(res, Failure) and res.message == "regression -10.0 % from build 120"
+    assert f"https://jenkins.fd.io/job/{ICX}/120" in res.text
+    prog = cases[(f"{ICX}.mrr", tid("1518b-2t1c-ethip4-ip4base-mrr"))]
+    assert prog.is_passed and "progression +10.0 % from build 120" in prog.system_out
+    failed = cases[(f"{ICX}.mrr", "tests.vpp.perf.ip6.2n1l-25ge2p1xxv710-ethip6-ip6base-mrr.64b-1c-ethip6-ip6base-mrr")]
+    (skip,) = failed.result
+    assert isinstance(skip, Skipped) and skip.message == "last run failed: Traffic generator on x.x.x.x timed out after 120 s"
+    suites = {s.name: s for s in xml}
+    assert (suites[ICX].tests, suites[ICX].failures, suites[ICX].skipped) == (7, 2, 3)
+    assert (suites[ALT].tests, suites[ALT].failures) == (1, 1)
+
+
+def test_junit_ongoing_and_acked_pass_with_a_note(tmp_path, outputs):
+    doc = json.loads(outputs[1]["alerts.json"].read_text())
+    _, paths = _write(tmp_path, extra=True, previous=doc["alerts"])
+    xml = JUnitXml.fromfile(str(paths["junit.xml"]))
+    cases = {(c.classname, c.name): c for s in xml for c in s}
+    reg = cases[(f"{ICX}.mrr", tid("64b-2t1c-ethip4-ip4base-mrr"))]
+    assert reg.is_passed and "regression -10.0 % from build 120" in reg.system_out and "ongoing" in reg.system_out
+
+
+def test_rerun_is_byte_identical(tmp_path):
+    _, a = _write(tmp_path / "a")
+    _, b = _write(tmp_path / "b")
+    assert sorted(a) == sorted(b)
+    for name in a:
+        assert a[name].read_bytes() == b[name].read_bytes(), name
+    # No temp files are left behind.
+    assert not [p for p in (tmp_path / "a").rglob("*") if ".tmp-" in p.name]
+
+
+def test_series_export_values_groups_labels(outputs):
+    df = pd.read_csv(outputs[1]["series.csv"])
+    reg = df[(df.job == ICX) & (df.test_id == tid("64b-2t1c-ethip4-ip4base-mrr"))]
+    assert len(reg) == 21 and reg["value"].dtype.kind == "f"
+    last = reg.iloc[-1]
+    assert (last.build, last.value, last.trend, last.group, last.group_label, last.label) == (
+        120, 27e6, 27e6, 1, "regression", "regression")
+    first = reg.iloc[0]
+    assert (first.value, first.group, first.label, first.testbed) == (29.9e6, 0, "normal", "2n-icx-tb1")
+    assert first.trend == pytest.approx(30e6)
+    assert first.build_time == "2022-01-01T03:00:00Z"
+    failed = df[df.test_id.str.endswith("64b-1c-ethip6-ip6base-mrr")].iloc[-1]
+    assert pd.isna(failed.value) and failed.label == "missing"
+    pq = pd.read_parquet(outputs[1]["series.parquet"])
+    assert len(pq) == len(df) == 8 * 21
+    assert pq["value"].isna().sum() == 3 and str(pq["group"].dtype) == "Int64"
+
+
+def test_csv_formula_injection_is_neutralised():
+    assert neutralise("=HYPERLINK(\"http://x\")") == "'=HYPERLINK(\"http://x\")"
+    for lead in ("+", "-", "@", "\t", "\r"):
+        assert neutralise(lead + "cmd") == "'" + lead + "cmd"
+    assert neutralise("64b-mrr") == "64b-mrr" and neutralise(-3.5) == -3.5
+    r = make_result(flat(-5.0, 4, 1.0), (), job="=cmd|' /C calc'!A0", name="@sum-mrr", nic="+nic", frame_size="-1B")
+    text = csv_bytes(series_frame([r])).decode()
+    rows = list(pd.read_csv(io.StringIO(text)).itertuples())
+    assert rows[0].job == "'=cmd|' /C calc'!A0" and rows[0].nic == "'+nic" and rows[0].frame_size == "'-1B"
+    assert rows[0].test_id.endswith(".@sum-mrr")  # not at the start of the cell: harmless
+    # Numbers stay numbers, negative ones included.
+    assert [x.value for x in rows] == [-6.0, -4.0, -6.0, -4.0]
+    assert text.splitlines()[1].split(",")[12] == "-6.0"
+
+
+def test_exports_follow_spec(tmp_path):
+    _, paths = _write(tmp_path, spec=make_spec(exports=("json",)))
+    assert "series.csv" not in paths and "series.parquet" not in paths
+    recs = json.loads(paths["series.json"].read_text())
+    assert len(recs) == 8 * 21 and recs[0]["job"] == ICX
+
+
+def test_unwritable_target_is_reported(tmp_path):
+    (tmp_path / "junit.xml").mkdir()  # a directory where the file should go
+    (tmp_path / "junit.xml" / "x").write_text("")
+    results = run_results()
+    builds, samples = builds_for(results), samples_for(results)
+    spec = make_spec()
+    report = RunReport()
+    alerts = build_alerts(results, builds, samples, spec)
+    paths = write_alert_outputs(tmp_path, alerts, results, builds, samples, spec, report)
+    assert "junit.xml" not in paths and "alerts.json" in paths
+    (p,) = report.errors("alerts")
+    assert p.item == str(tmp_path / "junit.xml") and "junit.xml" in p.message
