@@ -40,6 +40,7 @@ from pal.analysis.detector import (
     labels_from_changes,
     verdict_of,
 )
+from pal.errors import SpecError
 
 FITTED_N = (100, 1000)
 PHI_RANGE = (0.05, 0.99)
@@ -192,9 +193,9 @@ class FisherDetector:
 
     def __init__(self, params: dict[str, Any] | None = None):
         self.params = check_params("fisher", params, {"alpha": FITTED_ALPHA, "min_size": 1})
-        check_number("fisher", "alpha", self.params["alpha"], 1e-6)
-        if self.params["alpha"] >= 1:
-            check_number("fisher", "alpha", -1, 0)  # raises with the key named
+        alpha = self.params["alpha"]
+        if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
+            raise SpecError("detector.params.alpha", alpha, "a significance level 0 < alpha < 1 (fisher)")
         check_number("fisher", "min_size", self.params["min_size"], 1, integer=True)
         self.params["min_size"] = int(self.params["min_size"])
 

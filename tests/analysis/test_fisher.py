@@ -101,3 +101,14 @@ def test_detector_maps_missing_and_reports_evidence():
     assert ev["T"] > ev["Tc"] and ev["N"] == 79
     assert det.changes[0].before == pytest.approx(np.nanmean(x[:40]))
     assert det.labels[10] == "missing"
+
+
+def test_detector_params_checked():
+    from pal.errors import SpecError
+
+    with pytest.raises(SpecError) as exc:
+        FisherDetector({"alpha": 1.5})
+    assert exc.value.path == "detector.params.alpha"
+    with pytest.raises(SpecError) as exc:
+        FisherDetector({"min-size": 0})
+    assert exc.value.path == "detector.params.min-size"
