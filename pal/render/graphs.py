@@ -16,6 +16,10 @@ from pal.render.escape import floats_or_none
 from pal.render.naming import Scale, job_label, scale_of, short_name
 
 
+#: bands graph.js draws (the analysis may hand over more, e.g. "tmsd")
+DRAWN_BANDS = ("mm", "tma", "tma_lo", "tma_hi")
+
+
 def epoch_seconds(times: np.ndarray) -> np.ndarray:
     """datetime64 array -> float seconds since the epoch (NaN for NaT)."""
     t = np.asarray(times).astype("datetime64[ns]")
@@ -69,7 +73,8 @@ def series_payload(result: SeriesResult) -> dict:
     sd = np.asarray(result.stdevs, dtype=np.float64)
     if sd.size and np.isfinite(sd).any():
         payload["sd"] = scaled(sd)
-    bands = {k: scaled(v) for k, v in sorted(result.bands.items()) if len(v) == len(result.values)}
+    bands = {k: scaled(v) for k, v in sorted(result.bands.items())
+             if k in DRAWN_BANDS and len(v) == len(result.values)}
     if bands:
         payload["bands"] = bands
     return payload

@@ -208,7 +208,7 @@ def _extras(results: list[SeriesResult], samples: pd.DataFrame, alerts: list | N
 def _ack_text(alert: object) -> str:
     if not getattr(alert, "acked", False):
         return "no"
-    snippet = getattr(alert, "ack_snippet", "") or ""
+    snippet = getattr(alert, "ack_snippet", None) or getattr(alert, "ack_reason", None) or ""
     return f"yes: {snippet}" if snippet else "yes"
 
 

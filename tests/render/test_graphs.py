@@ -1,0 +1,36 @@
+import numpy as np
+
+from pal.render.buildinfo import BuildIndex
+from pal.render.graphs import job_payload, series_payload
+from tests.render.factory import builds_for, make_result, samples_for
+
+
+def test_payload_is_in_display_units_with_gaps_and_anomalies_at_the_new_average():
+    v = np.array([20e6, 20.2e6, np.nan, 19.8e6, 15e6, 15.5e6, 14.5e6])
+    n = len(v)
+    bands = {"mm": np.full(n, 20e6), "tma": np.full(n, 20e6), "tma_lo": np.full(n, 19e6),
+             "tma_hi": np.full(n, 21e6), "tmsd": np.full(n, 0.3e6)}
+    r = make_result(v, (4,), bands=bands)
+    p = series_payload(r)
+    assert p["y"] == [20.0, 20.2, None, 19.8, 15.0, 15.5, 14.5]  # Mpps, missing is null (a gap)
+    assert p["t"] == [20.0, 20.0, None, 20.0, 15.0, 15.0, 15.0]
+    assert p["an"] == [[4, "regression", 15.0]]  # at the new group's average (15.0, 15.5, 14.5)
+    assert p["b"] == list(range(100, 107)) and p["x"][0] == "2022-01-01 03:00"
+    assert sorted(p["bands"]) == ["mm", "tma", "tma_hi", "tma_lo"] and p["bands"]["tma_lo"] == [19.0] * n
+    assert "sd" not in p  # NDR-like series without trial stdevs
+    assert p["unit"] == "Mpps" and p["ytitle"] == "Throughput [Mpps]" and p["lower"] is False
+
+
+def test_latency_payload_keeps_microseconds_and_says_lower_is_better():
+    p = series_payload(make_result([10.5, 11.25], metric="latency_pdr50_d2"))
+    assert (p["y"], p["unit"], p["lower"]) == ([10.5, 11.25], "µs", True)
+    assert p["ytitle"] == "Latency [µs] (lower is better)"
+
+
+def test_job_payload_has_version_and_testbed_per_build():
+    r = make_result([1e6, 2e6, 3e6])
+    facts = BuildIndex(builds_for([r]), samples_for([r]))
+    p = job_payload(r.key.job, facts.job_table(r.key.job))
+    assert p["label"] == "mrr-daily"
+    assert p["builds"] == {"100": ["22.02-rc0~100-g88a9c0e02", "tb-0"], "101": ["22.02-rc0~101-g88a9c0e02", "tb-1"],
+                           "102": ["22.02-rc0~102-g88a9c0e02", "tb-0"]}
