@@ -47,6 +47,10 @@ class DashTable:
     def title(self) -> str:
         return " ".join(p for p in (self.testbed, self.test_type, self.cores) if p)
 
+    @property
+    def anchor(self) -> str:
+        return "t-" + "-".join(p for p in (self.testbed, self.test_type, self.cores) if p)
+
 
 @dataclass(frozen=True)
 class FailedRow:

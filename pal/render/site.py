@@ -305,7 +305,10 @@ def _write_index(tmp: Path, pages: Pages, results: list[SeriesResult], samples: 
     }
     by_key = {r.key: r for r in results}
     alert_rows = []
-    for a in sorted(alerts or [], key=lambda a: str(getattr(a, "id", ""))):
+    # open regressions first, acknowledged last
+    order = sorted(alerts or [], key=lambda a: (bool(getattr(a, "acked", False)), str(getattr(a, "kind", "")) !=
+                                                "regression", str(getattr(a, "id", ""))))
+    for a in order:
         key = getattr(a, "key", None)
         r = by_key.get(key) if isinstance(key, SeriesKey) else None
         alert_rows.append({
