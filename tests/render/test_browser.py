@@ -29,6 +29,7 @@ def page(browser):
     pg.errors = []
     pg.on("console", lambda m: pg.errors.append(m.text) if m.type == "error" else None)
     pg.on("pageerror", lambda e: pg.errors.append(str(e)))
+    pg.on("dialog", lambda d: (pg.errors.append(f"dialog: {d.message}"), d.dismiss()))
     yield pg
     ctx.close()
 
@@ -144,3 +145,18 @@ def test_pages_are_readable_under_jenkins_csp_without_any_script(site, page, tmp
                 assert state["imgs"] == [[True, 760]]  # the static SVG graph
                 assert page.locator("img").is_visible() and page.locator("table.anomalies").is_visible()
             page.screenshot(path=str(tmp_path / f"csp-{rel.replace('/', '_')}.png"), full_page=True)
+
+
+def test_evil_test_name_is_shown_as_text_not_run(site, page):
+    root, results, _ = site
+    evil = results[2]
+    group = next(p for p in (root / "g").iterdir() if "10ge2p1x710-ip4" in p.name)
+    with serve(root) as base:
+        for rel in ("index.html", f"s/{evil.key.slug()}.html", f"g/{group.name}"):
+            page.goto(base + rel)
+            page.wait_for_load_state("load")
+        page.wait_for_selector("div.pal-graph[data-drawn='1']")
+        legend = page.locator("div.pal-graph .legendtext").all_text_contents()
+        assert any("<script>alert(1)</script>" in t for t in legend)
+        assert "<script>alert(1)</script>" in page.locator("ul.members").inner_text()
+    assert page.errors == []  # no alert() dialog, no script error

@@ -151,9 +151,15 @@ def test_incremental_render_keeps_unchanged_pages(tmp_path):
     kept, redone = results[1].key, results[0].key
     for key in (kept, redone):
         (root / "s" / f"{key.slug()}.html").write_text("previous", "utf-8")
+    # group graphs: 10ge2p1x710 ip4 holds no changed series, 25ge2p1xxv710 ip4 holds the changed one
+    kept_svg = next((root / "svg").glob("g-2n-icx-10ge2p1x710-ip4-*.svg"))
+    redone_svg = next((root / "svg").glob("g-2n-icx-25ge2p1xxv710-ip4-*-0.svg"))
+    for p in (kept_svg, redone_svg):
+        p.write_text("previous", "utf-8")
     _, _, report = render(tmp_path, changed={redone})
     assert (root / "s" / f"{kept.slug()}.html").read_text("utf-8") == "previous"
     assert (root / "s" / f"{redone.slug()}.html").read_text("utf-8") != "previous"
+    assert kept_svg.read_text("utf-8") == "previous" and redone_svg.read_text("utf-8") != "previous"
     assert report.counts["render.series_pages"] == 1 and report.counts["render.series_reused"] == 4
 
 
