@@ -207,6 +207,7 @@ main() {
     [[ -z "${PAL_SCHEDULER:-}" ]] || cmd+=(--scheduler "$PAL_SCHEDULER")
     [[ -z "${PAL_WORKERS:-}" ]] || cmd+=(--workers "$PAL_WORKERS")
     ! is_true "${PAL_FULL:-0}" || cmd+=(--full)
+    [[ -z "$UPSTREAM_JOB" || -z "$UPSTREAM_BUILD" ]] || cmd+=(--upstream "$UPSTREAM_JOB#$UPSTREAM_BUILD")
     printf 'pa-job: running:'
     printf ' %q' "${cmd[@]}"
     printf '\n'

@@ -51,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--out", type=Path, help="override outputs.dir")
     sp.add_argument("--full", action="store_true", help="ignore the stored history and recompute everything")
     sp.add_argument("--trigger", default="manual", help="what started the run (upstream, gerrit, timer, manual)")
+    sp.add_argument("--upstream", metavar="JOB#BUILD", help="the PT build that triggered the run: checked to be analysed")
 
     sp = sub.add_parser("download", help="fetch the builds' output.xml files named by the spec")
     with_spec(sp)

@@ -139,8 +139,20 @@ def _run_options(args: argparse.Namespace, **extra: object):
     return RunOptions(
         out_dir=getattr(args, "out", None), executor=getattr(args, "executor", None),
         scheduler=getattr(args, "scheduler", None), workers=getattr(args, "workers", None),
-        full=getattr(args, "full", False), trigger=getattr(args, "trigger", "manual"), **extra,
+        full=getattr(args, "full", False), trigger=getattr(args, "trigger", "manual"),
+        upstream=_upstream(getattr(args, "upstream", None)), **extra,
     )
+
+
+def _upstream(text: str | None) -> tuple[str, int] | None:
+    if not text:
+        return None
+    job, sep, build = text.rpartition("#")
+    if not sep or not job or not build.isdigit():
+        from pal.errors import PalError
+
+        raise PalError(f"--upstream: got {text!r}, expected JOB#BUILD (e.g. csit-vpp-perf-mrr-daily-master-2n-icx#265)")
+    return job, int(build)
 
 
 def cmd_run(args: argparse.Namespace) -> int:

@@ -41,6 +41,7 @@ class RunOptions:
     workers: int | None = None
     full: bool = False  # ignore stored states and parse every build again
     trigger: str = "manual"
+    upstream: tuple[str, int] | None = None  # the PT (job, build) whose completion triggered the run
     now: datetime | None = None  # reference time for period-days (default: now, UTC)
     download: bool = True  # False: analyse what the store holds (pal analyse / render)
 
@@ -240,6 +241,7 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
 
         steps.start("analyse", "history from the store")
         history = load_history(spec, store, now, report)
+        _check_upstream(options.upstream, history, report)
         states = {} if options.full else store.load_state(MDL_STATE)
         results, new_states = analyse(spec, history, states, report)
         steps.done(f"{len(results)} series from {len(history.builds)} builds")
@@ -272,6 +274,19 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
                f"{len(report.errors())} problems; exit {code}")
     steps.done(summary)
     return RunOutcome(code, report, out_dir, results, alerts, summary)
+
+
+def _check_upstream(upstream: tuple[str, int] | None, history: History, report: RunReport) -> None:
+    """A run triggered by a PT build must analyse that build; say so loudly when it cannot."""
+    if upstream is None:
+        return
+    job, build = upstream
+    b = history.builds
+    if b.empty or not ((b["job"] == job) & (b["build"] == build)).any():
+        report.add("analyse", f"{job}/{build}", "the upstream build that triggered this run is not in the analysed "
+                   "history (not in the spec's jobs, outside its window, or not downloadable)", severity="warning")
+    else:
+        report.count("upstream.analysed")
 
 
 def _is(obj: Any, attr: str, value: str) -> bool:

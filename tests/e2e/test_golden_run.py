@@ -156,3 +156,15 @@ def test_site_and_outputs_exist(golden):
     for name in ("alerts.json", "junit.xml", "report.json"):
         assert (out / name).is_file(), name
     assert (out / "alerts" / "trending-regressions.txt").is_file()
+
+
+def test_upstream_build_is_checked(golden, tmp_path):
+    truth, work, _, _ = golden
+    job = truth.jobs[0]
+    spec = load_spec(work / "spec.yaml")
+    ok = run(spec, RunOptions(upstream=(job.name, max(job.readable)), out_dir=work / "out"))
+    assert ok.report.counts.get("upstream.analysed") == 1
+    corrupt = job.corrupt[0]
+    bad = run(spec, RunOptions(upstream=(job.name, corrupt), out_dir=work / "out"))
+    assert any(p.item == f"{job.name}/{corrupt}" and p.stage == "analyse" for p in bad.report.problems)
+    assert main(["run", "--spec", str(work / "spec.yaml"), "--upstream", "no-build-number", "-q"]) == 1

@@ -36,7 +36,7 @@ def test_upstream_trigger_with_upstream_variables(pa_job: PaJob) -> None:
     r = pa_job.run(BUILD_CAUSE="UPSTREAMTRIGGER", UPSTREAM_JOB_NAME="csit-vpp-perf-mrr-daily-master-3n-alt",
                    UPSTREAM_BUILD_NUMBER="412", BUILD_URL="http://127.0.0.1:9/never-asked/")
     assert r.returncode == 0, r.stdout + r.stderr
-    assert r.argv == expected_argv(pa_job, "upstream")
+    assert r.argv == expected_argv(pa_job, "upstream", "--upstream", "csit-vpp-perf-mrr-daily-master-3n-alt#412")
     assert r.pal_env == {"PAL_UPSTREAM_JOB": "csit-vpp-perf-mrr-daily-master-3n-alt", "PAL_UPSTREAM_BUILD": "412"}
     assert "trigger: upstream (upstream csit-vpp-perf-mrr-daily-master-3n-alt #412)" in r.stdout
 
@@ -48,7 +48,7 @@ def test_upstream_job_and_build_read_from_the_jenkins_api(pa_job: PaJob, causes_
     r = pa_job.run(BUILD_CAUSE="UPSTREAMTRIGGER", BUILD_URL=causes_server.url + "/job/pal-trending-master/17/",
                    JENKINS_USER="pal-bot", JENKINS_TOKEN="s3cret")
     assert r.returncode == 0, r.stdout + r.stderr
-    assert r.argv == expected_argv(pa_job, "upstream")
+    assert r.argv == expected_argv(pa_job, "upstream", "--upstream", "csit-vpp-perf-mrr-daily-master-2n-icx#1234")
     assert r.pal_env == {"PAL_UPSTREAM_JOB": "csit-vpp-perf-mrr-daily-master-2n-icx", "PAL_UPSTREAM_BUILD": "1234"}
     (path, headers), = causes_server.requests
     assert path.startswith("/job/pal-trending-master/17/api/json?tree=actions")
@@ -91,7 +91,7 @@ def test_build_cause_takes_precedence_over_root_cause(pa_job: PaJob) -> None:
     # A PT build started by the timer triggered this PA build: the PA trigger is upstream.
     r = pa_job.run(BUILD_CAUSE="UPSTREAMTRIGGER", ROOT_BUILD_CAUSE="TIMERTRIGGER",
                    UPSTREAM_JOB_NAME="csit-vpp-perf-mrr-daily-master-2n-icx", UPSTREAM_BUILD_NUMBER="5")
-    assert r.argv == expected_argv(pa_job, "upstream")
+    assert r.argv == expected_argv(pa_job, "upstream", "--upstream", "csit-vpp-perf-mrr-daily-master-2n-icx#5")
 
 
 def test_job_parameters_become_options(pa_job: PaJob) -> None:
