@@ -29,8 +29,15 @@ _DANGEROUS = ("=", "+", "-", "@", "\t", "\r")
 
 def series_frame(results: list[SeriesResult], builds: pd.DataFrame | None = None) -> pd.DataFrame:
     """All samples of ``results`` as one table (rows sorted by job, test id, metric, build)."""
-    parts = []
-    for r in sorted(results, key=lambda r: (r.key.job, r.key.test_id, r.key.metric)):
+    ordered = sorted(results, key=lambda r: (r.key.job, r.key.test_id, r.key.metric))
+    lengths = np.array([len(r.values) for r in ordered], dtype=np.int64)
+    per_series = {  # one value per series, repeated over its samples
+        "job": [r.key.job for r in ordered], "test_id": [r.key.test_id for r in ordered],
+        "metric": [r.key.metric for r in ordered], "test_set": [r.test_set for r in ordered],
+        **{k: [r.attrs.get(k) for r in ordered] for k in ("topo_arch", "nic", "frame_size", "cores")},
+    }
+    groups, glabels, labels = [], [], []
+    for r in ordered:
         n = len(r.values)
         values = np.asarray(r.values, dtype=np.float64)
         group = np.full(n, -1, dtype=np.int64)
@@ -42,26 +49,30 @@ def series_frame(results: list[SeriesResult], builds: pd.DataFrame | None = None
         for a in r.anomalies:
             if 0 <= a.index < n and not np.isnan(values[a.index]):
                 label[a.index] = a.kind
-        parts.append(pd.DataFrame({
-            "job": r.key.job, "test_id": r.key.test_id, "metric": r.key.metric, "test_set": r.test_set,
-            "topo_arch": r.attrs.get("topo_arch"), "nic": r.attrs.get("nic"), "frame_size": r.attrs.get("frame_size"),
-            "cores": r.attrs.get("cores"), "build": np.asarray(r.builds, dtype=np.int64),
-            "build_time": pd.to_datetime(np.asarray(r.times), utc=True), "value": values,
-            "stdev": np.asarray(r.stdevs, dtype=np.float64), "trend": np.asarray(r.trend, dtype=np.float64),
-            "group": pd.array(np.where(group >= 0, group, 0), dtype="Int64"), "group_label": glabel, "label": label,
-        }))
-        parts[-1].loc[group < 0, "group"] = pd.NA
-    if not parts:
-        df = pd.DataFrame({c: pd.Series(dtype="object") for c in EXPORT_COLUMNS})
-    else:
-        df = pd.concat(parts, ignore_index=True)
-    facts = pd.DataFrame(columns=["job", "build", "testbed", "dut_version"])
+        groups.append(group)
+        glabels.append(glabel)
+        labels.append(label)
+
+    def cat(arrays: list, dtype: object) -> np.ndarray:
+        return np.concatenate(arrays).astype(dtype) if arrays else np.empty(0, dtype=dtype)
+
+    data: dict[str, object] = {k: np.repeat(np.asarray(v, dtype=object), lengths) for k, v in per_series.items()}
+    data["build"] = cat([np.asarray(r.builds, dtype=np.int64) for r in ordered], np.int64)
+    data["build_time"] = pd.to_datetime(cat([np.asarray(r.times, dtype="datetime64[ns]") for r in ordered],
+                                            "datetime64[ns]"), utc=True)
+    for col, attr in (("value", "values"), ("stdev", "stdevs"), ("trend", "trend")):
+        data[col] = cat([np.asarray(getattr(r, attr), dtype=np.float64) for r in ordered], np.float64)
+    group = cat(groups, np.int64)
+    data["group"] = pd.array(np.where(group >= 0, group, 0), dtype="Int64")
+    data["group"][group < 0] = pd.NA
+    data["group_label"] = cat(glabels, object)
+    data["label"] = cat(labels, object)
+    df = pd.DataFrame(data)
+    facts = pd.DataFrame({"job": pd.Series(dtype="object"), "build": pd.Series(dtype="int64")})
     if builds is not None and not builds.empty:
         facts = builds[[c for c in ("job", "build", "testbed", "dut_version") if c in builds.columns]]
-        facts = facts.drop_duplicates(["job", "build"], keep="last")
-    if len(df) and not facts.empty:
-        facts = facts.astype({"job": "object", "build": "int64"})
-        df = df.merge(facts, on=["job", "build"], how="left")
+        facts = facts.drop_duplicates(["job", "build"], keep="last").astype({"job": "object", "build": "int64"})
+    df = df.merge(facts, on=["job", "build"], how="left")
     for col in ("testbed", "dut_version"):
         if col not in df.columns:
             df[col] = None
@@ -83,7 +94,10 @@ def csv_bytes(df: pd.DataFrame) -> bytes:
     out = df.copy()
     for col in out.columns:
         if col in _TEXT or out[col].dtype == object:
-            out[col] = out[col].map(neutralise, na_action="ignore")
+            text = out[col].astype("string")
+            risky = text.str.startswith(_DANGEROUS).fillna(False).astype(bool)
+            if risky.any():
+                out[col] = text.where(~risky, "'" + text)
     if "build_time" in out.columns:
         out["build_time"] = pd.to_datetime(out["build_time"], utc=True).dt.strftime("%Y-%m-%dT%H:%M:%SZ")
     buf = io.StringIO()
