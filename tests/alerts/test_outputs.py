@@ -158,3 +158,20 @@ def test_unwritable_target_is_reported(tmp_path):
     assert "junit.xml" not in paths and "alerts.json" in paths
     (p,) = report.errors("alerts")
     assert p.item == str(tmp_path / "junit.xml") and "junit.xml" in p.message
+
+
+def test_empty_run_and_missing_builds_table(tmp_path):
+    spec = make_spec()
+    report = RunReport()
+    paths = write_alert_outputs(tmp_path / "empty", [], [], pd.DataFrame(), None, spec, report)
+    assert report.problems == []
+    assert paths["trending-regressions"].read_text().splitlines()[2] == "No regressions"
+    assert paths["trending-failed-tests"].read_text() == "No failed tests\n"
+    assert json.loads(paths["alerts.json"].read_text())["exit_code"] == 0
+    # Without a builds table the header still names the build; the version is unknown.
+    rs = [make_result(flat(30e6, 20, 0.1e6) + [27e6], (20,))]
+    alerts = build_alerts(rs, None, None, spec)
+    paths = write_alert_outputs(tmp_path / "nobuilds", alerts, rs, None, None, spec, RunReport())
+    lines = paths["trending-regressions"].read_text().splitlines()
+    assert lines[2] == f"mrr-daily, CSIT build: https://jenkins.fd.io/job/{ICX}/120, DUT version: unknown"
+    assert lines[3].split() == ["2t1c-ethip4-ip4base-mrr", "25ge2p1xxv710", "64B", "27", "1", "-10"]
