@@ -19,7 +19,13 @@ from dataclasses import dataclass, field
 #: Latency values CSIT writes when a measurement is invalid (TRex: -1, 0, 2**32-1).
 INVALID_LATENCY = (-1.0, 0.0, 4294967295.0)
 
-_FLOAT = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|nan|NaN|inf"
+# A number as CSIT writes it: plain ASCII notation. ``float()`` alone also takes "1_000",
+# Unicode digits and surrounding blanks, and a bare regex search takes the "12" of "12a34":
+# both would turn a garbled message into a wrong number instead of NaN and a warning.
+_STRICT_FLOAT = re.compile(r"[-+]?(?:(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|nan|inf(?:inity)?)",
+                           re.ASCII | re.IGNORECASE)
+# A value token: everything up to the unit, the comma or the end of the line (checked strictly).
+_TOKEN = r"(\S*?)(?:[ \t]*(?:pps|cps))?(?=[ \t]*(?:,|\r?\n|$))"
 
 
 @dataclass(frozen=True)
@@ -46,12 +52,17 @@ class MessageParser:
         return (self.parse.__doc__ or "").strip().splitlines()[0]
 
 
+def _number(token: str) -> float | None:
+    """The value of a number written in plain ASCII notation; None for anything else."""
+    return float(token) if _STRICT_FLOAT.fullmatch(token) else None
+
+
 def _floats(text: str) -> list[float] | None:
-    items = [s.strip() for s in text.split(",") if s.strip()]
-    try:
-        return [float(s) for s in items]
-    except ValueError:
+    """The items of a ``[a, b, ...]`` list; None when any item (an empty one too) is not a number."""
+    if not text.strip():
         return None
+    values = [_number(s.strip()) for s in text.split(",")]
+    return None if any(v is None for v in values) else values  # type: ignore[return-value]
 
 
 def _trials_measured(kind: str, metric: str, trials: list[float] | None, raw: str) -> Measured:
@@ -60,9 +71,16 @@ def _trials_measured(kind: str, metric: str, trials: list[float] | None, raw: st
     bad = [t for t in trials if not math.isfinite(t) or t < 0]
     if bad:
         return Measured(kind, {metric: math.nan}, trials, math.nan, f"invalid trial values {bad[:3]}")
-    mean = math.fsum(trials) / len(trials)
+    try:
+        mean = math.fsum(trials) / len(trials)
+    except OverflowError:  # a sum beyond the float range: no honest mean to give
+        return Measured(kind, {metric: math.nan}, trials, math.nan, f"trial values too large to average {trials[:3]}")
     # population stdev, two-pass with fsum (statistics.pstdev is exact but ~50x slower)
-    stdev = math.sqrt(math.fsum((t - mean) ** 2 for t in trials) / len(trials))
+    try:
+        stdev = math.sqrt(math.fsum((t - mean) ** 2 for t in trials) / len(trials))
+    except OverflowError:  # squares of huge deviations: scale them first
+        scale = max(abs(t - mean) for t in trials)
+        stdev = scale * math.sqrt(math.fsum(((t - mean) / scale) ** 2 for t in trials) / len(trials))
     return Measured(kind, {metric: mean}, trials, stdev)
 
 
@@ -91,7 +109,7 @@ def mrr_trials_cps(text: str) -> Measured | None:
 
 
 _MRR_2018 = re.compile(
-    r"MaxReceivedRate_Results\s*\[pkts/(" + _FLOAT + r")\s*sec\]:\s*tx\s+(" + _FLOAT + r"),\s*rx\s+(" + _FLOAT + r")"
+    r"MaxReceivedRate_Results\s*\[pkts/(\S*?)\s*sec\]:\s*tx\s+(\S*?),\s*rx\s+(\S*?)(?=[ \t]*(?:\r?\n|$))"
 )
 
 
@@ -100,16 +118,15 @@ def mrr_tx_rx_2018(text: str) -> Measured | None:
     m = _MRR_2018.search(text)
     if not m:
         return None
-    secs, rx = float(m.group(1)), float(m.group(3))
-    if not (secs > 0 and math.isfinite(rx) and rx >= 0):
+    secs, rx = _number(m.group(1)), _number(m.group(3))
+    if secs is None or rx is None or not (secs > 0 and math.isfinite(rx) and rx >= 0):
         return Measured("mrr", {"mrr": math.nan}, None, math.nan, f"invalid MaxReceivedRate values: {m.group(0)}")
     rate = rx / secs
     return Measured("mrr", {"mrr": rate}, [rate], 0.0)
 
 
-_BOUND = re.compile(r"\b(NDR_LOWER|NDR_UPPER|PDR_LOWER|PDR_UPPER):\s*(" + _FLOAT + r")\s*([a-z]*ps)?(?:,\s*(" + _FLOAT
-                    + r")\s*Gbps)?")
-_LOAD_LATENCY = re.compile(r"Latency at (\d+)% PDR:\s*\[([^\]]*)\]")
+_BOUND = re.compile(r"\b(NDR_LOWER|NDR_UPPER|PDR_LOWER|PDR_UPPER):[ \t]*" + _TOKEN)
+_LOAD_LATENCY = re.compile(r"Latency at (\d+)% PDR:\s*\[([^\]]*)\]", re.ASCII)
 _STREAM = re.compile(r"'([^']*)'|\"([^\"]*)\"")
 
 
@@ -118,11 +135,8 @@ def _latency_avg(stream: str) -> float:
     parts = stream.split("/")
     if len(parts) < 3:
         return math.nan
-    try:
-        avg = float(parts[1])
-    except ValueError:
-        return math.nan
-    if not math.isfinite(avg) or avg in INVALID_LATENCY or avg < 0:
+    avg = _number(parts[1].strip())
+    if avg is None or not math.isfinite(avg) or avg in INVALID_LATENCY or avg < 0:
         return math.nan
     return avg
 
@@ -135,8 +149,8 @@ def _bounds(text: str) -> tuple[dict[str, float], str | None] | None:
     problems = []
     for name, metric in (("NDR_LOWER", "ndr"), ("PDR_LOWER", "pdr")):
         m = found.get(name)
-        value = float(m.group(2)) if m else math.nan
-        if not math.isfinite(value) or value <= 0:
+        value = _number(m.group(2)) if m else None
+        if value is None or not math.isfinite(value) or value <= 0:
             problems.append(f"{name} missing or invalid")
             value = math.nan
         values[metric] = value
@@ -175,18 +189,19 @@ def ndrpdr_bounds(text: str) -> Measured | None:
     return Measured("ndrpdr", values, problem=problem)
 
 
-_PLR = re.compile(r"PLRsearch (lower|upper) bound:\s*(" + _FLOAT + r")")
+_PLR = re.compile(r"PLRsearch (lower|upper) bound:[ \t]*" + _TOKEN)
 
 
 def soak_plrsearch(text: str) -> Measured | None:
     """SOAK (CSIT 2019-): ``PLRsearch lower bound: <f> pps ...`` / ``PLRsearch upper bound: ...``; trend the lower."""
-    found = {m.group(1): float(m.group(2)) for m in _PLR.finditer(text)}
+    found = {m.group(1): m.group(2) for m in _PLR.finditer(text)}
     if "lower" not in found:
         return None
-    lower = found["lower"]
-    if not math.isfinite(lower) or lower <= 0:
-        return Measured("soak", {"soak": math.nan}, problem=f"invalid PLRsearch lower bound {lower}")
-    extra = {"upper": found["upper"]} if "upper" in found else {}
+    lower = _number(found["lower"])
+    if lower is None or not math.isfinite(lower) or lower <= 0:
+        return Measured("soak", {"soak": math.nan}, problem=f"invalid PLRsearch lower bound {found['lower'][:40]!r}")
+    upper = _number(found.get("upper", ""))
+    extra = {"upper": upper} if upper is not None else {}
     return Measured("soak", {"soak": lower}, extra=extra)
 
 
