@@ -165,7 +165,7 @@ class Spec:
         if path is None:
             return None
         p = Path(os.path.expandvars(os.path.expanduser(path)))
-        return p if p.is_absolute() else (Path(self.base_dir) / p)
+        return Path(os.path.normpath(p if p.is_absolute() else (Path(self.base_dir) / p)))
 
     @property
     def out_dir(self) -> Path:
