@@ -7,8 +7,9 @@ lands: JSON inside ``.js`` files, SVG text nodes and CSV cells.
 from __future__ import annotations
 
 import json
-import math
 from typing import Any, Iterable
+
+import numpy as np
 
 _JS_UNSAFE = {
     ord("<"): "\\u003c",
@@ -57,4 +58,8 @@ def csv_cell(text: str | None) -> str:
 
 def floats_or_none(values: Iterable[float], digits: int) -> list[float | None]:
     """Rounded floats with NaN/inf as None (JSON null, a gap in graphs, never 0)."""
-    return [round(float(v), digits) if math.isfinite(v) else None for v in values]
+    arr = np.asarray(values, dtype=np.float64)
+    out: list[float | None] = np.round(arr, digits).tolist()
+    for i in np.flatnonzero(~np.isfinite(arr)).tolist():
+        out[i] = None
+    return out

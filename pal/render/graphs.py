@@ -48,8 +48,11 @@ def anomaly_points(result: SeriesResult) -> list[tuple[int, str, float]]:
     return out
 
 
-def series_payload(result: SeriesResult) -> dict:
-    """What graph.js needs to draw one series; values already in display units."""
+def series_payload(result: SeriesResult, labels: list[str | None] | None = None) -> dict:
+    """What graph.js needs to draw one series; values already in display units.
+
+    ``labels``: the series' ``time_labels`` when the caller has them already.
+    """
     sc = scale_of(result.key.metric)
     digits = sc.digits + 4
 
@@ -65,7 +68,7 @@ def series_payload(result: SeriesResult) -> dict:
         "ytitle": sc.axis_title(result.direction),
         "lower": result.direction < 0,
         "b": [int(b) for b in result.builds],
-        "x": time_labels(result.times),
+        "x": labels if labels is not None else time_labels(result.times),
         "y": scaled(result.values),
         "t": scaled(result.trend),
         "an": [[i, kind, round(y / sc.divisor, digits)] for i, kind, y in anomaly_points(result)],

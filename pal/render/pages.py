@@ -12,6 +12,7 @@ from pathlib import Path
 
 import jinja2
 import numpy as np
+from markupsafe import Markup, escape
 
 import pal
 from pal.model import SeriesKey, SeriesResult
@@ -22,6 +23,7 @@ from pal.render.naming import build_label, group_key, safe_slug, scale_of, short
 
 #: runs listed under a drill-down graph (all runs are in the job's CSV)
 RECENT_RUNS = 30
+MISSING_CLASS = ' class="missing"'
 DEFAULT_TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
 
 
@@ -130,18 +132,19 @@ class Pages:
         slug = key.slug()
         nic = str(result.attrs.get("nic") or "")
         name = short_name(key, nic)
-        (site / "data" / f"{slug}.js").write_text(js_assign("series", slug, graphs.series_payload(result)), "utf-8")
+        labels = graphs.time_labels(result.times)
+        (site / "data" / f"{slug}.js").write_text(js_assign("series", slug, graphs.series_payload(result, labels)),
+                                                  "utf-8")
         chart = graphs.detail_chart(result, f"{name} ({key.metric})")
         (site / "svg" / f"{slug}.svg").write_text(svg.render_svg(chart), "utf-8")
-        html = self._series.render(self._series_context(result, slug, name, facts, extras, svg_height(chart)))
+        html = self._series.render(self._series_context(result, slug, name, facts, extras, svg_height(chart), labels))
         (site / "s" / f"{slug}.html").write_text(html, "utf-8")
 
     def _series_context(self, r: SeriesResult, slug: str, name: str, facts: BuildIndex,
-                        extras: SeriesExtras, height: int) -> dict:
+                        extras: SeriesExtras, height: int, times: list[str | None]) -> dict:
         key, links = r.key, self.info.links
         sc = scale_of(key.metric)
         builds = [int(b) for b in r.builds]
-        times = graphs.time_labels(r.times)
         anomalies = []
         for a in r.anomalies:
             idx = a.index if 0 <= a.index < len(times) else None
@@ -161,20 +164,8 @@ class Pages:
                 "detector": a.detector,
                 "evidence": sorted((str(k), str(v)) for k, v in a.evidence.items()),
             })
-        recent = []
-        values = np.asarray(r.values, dtype=float)
-        n = len(builds)
-        d = sc.digits + 2
-        for i in range(n - 1, max(-1, n - 1 - RECENT_RUNS), -1):
-            f = facts.get(key.job, builds[i])
-            missing = not math.isfinite(values[i])
-            # (label, url, time, value, stdev, trend, version, testbed, missing): formatted here, the
-            # template only places them (this table is the hot part of thousands of pages)
-            recent.append((
-                build_label(key.job, builds[i]), links.build(key.job, builds[i]), times[i] or "",
-                "missing" if missing else fmt(values[i] / sc.divisor, d), fmt(r.stdevs[i] / sc.divisor, d),
-                fmt(r.trend[i] / sc.divisor, d), f.version, f.testbed, missing,
-            ))
+        has_stdev = bool(np.isfinite(np.asarray(r.stdevs, dtype=float)).any())
+        recent = runs_table(r, times, facts, links, sc.divisor, sc.digits + 2, has_stdev)
         comp = r.compliance
         gkey = group_key(r)
         return {
@@ -211,9 +202,37 @@ class Pages:
             "alerts": [{"id": i, "kind": k, "ack": ack} for i, k, ack in extras.alerts],
             "failures": [{"label": build_label(key.job, b), "time": t, "message": m} for b, t, m in extras.failures],
             "recent": recent,
-            "has_stdev": bool(np.isfinite(np.asarray(r.stdevs, dtype=float)).any()),
+            "has_stdev": has_stdev,
             "csv_name": f"{safe_slug(key.job)}.csv",
         }
+
+
+def runs_table(r: SeriesResult, times: list[str | None], facts: BuildIndex, links: Links, divisor: float,
+               digits: int, has_stdev: bool) -> list[Markup]:
+    """Rows of the last RECENT_RUNS runs, newest first, as ready HTML.
+
+    Built here rather than in the template: it is the hot part of thousands of pages. Every
+    text that is not a number we formatted (labels, URLs, versions, testbeds) is escaped.
+    """
+    key = r.key
+    values = np.asarray(r.values, dtype=float)
+    n = len(values)
+    rows = []
+    for i in range(n - 1, max(-1, n - 1 - RECENT_RUNS), -1):
+        b = int(r.builds[i])
+        f = facts.get(key.job, b)
+        label = escape(build_label(key.job, b))
+        url = links.build(key.job, b)
+        build = f'<a href="{escape(url)}">{label}</a>' if url else label
+        missing = not math.isfinite(values[i])
+        value = "missing" if missing else fmt(values[i] / divisor, digits)
+        sd = f"<td>{fmt(r.stdevs[i] / divisor, digits)}</td>" if has_stdev else ""
+        rows.append(Markup(
+            f"<tr{MISSING_CLASS if missing else ''}><td>{build}</td><td>{escape(times[i] or '')}</td>"
+            f"<td>{value}</td>{sd}<td>{fmt(r.trend[i] / divisor, digits)}</td><td>{escape(f.version)}</td>"
+            f"<td>{escape(f.testbed)}</td></tr>"
+        ))
+    return rows
 
 
 def series_key_text(key: SeriesKey) -> str:

@@ -217,3 +217,19 @@ def test_csv_neutralises_formula_cells(tmp_path):
     rows = list(csv.reader(io.StringIO(csv_path.read_text("utf-8"))))
     assert "'@SUM(1+1)*cmd|' /C calc'!A0 [mrr]" in rows[0]
     assert rows[1][2] == "'=HYPERLINK(\"http://evil\")"
+
+
+def test_runs_table_shows_values_missing_runs_and_escaped_versions(tmp_path):
+    results, samples, builds, _ = site_inputs()
+    builds.loc[builds["build"] == 139, "dut_version"] = EVIL
+    index = render_site(tmp_path, results, samples, builds, RunReport(), make_spec())
+    html = (index.parent / "s" / f"{results[1].key.slug()}.html").read_text("utf-8")
+    html = html[html.index('<table class="runs">'):]
+    rows = re.findall(r"<tr[^>]*><td>(?:<a [^>]*>)?mrr-daily-build-(\d+)(?:</a>)?</td>.*?</tr>", html)
+    assert rows == [str(b) for b in range(139, 109, -1)]  # the last 30 runs, newest first
+    newest = re.search(r"<tr><td><a [^>]*>mrr-daily-build-139</a></td>(.*?)</tr>", html).group(1)
+    assert newest == (f"<td>2022-02-09 03:00</td><td>{results[1].values[39] / 1e6:.4f}</td>"
+                      f"<td>{results[1].trend[39] / 1e6:.4f}</td><td>&lt;script&gt;alert(1)&lt;/script&gt;</td>"
+                      "<td>tb-1</td>")
+    assert '<tr class="missing"><td><a href="https://jenkins.example/job/csit-vpp-perf-mrr-daily-master-2n-icx/125">' \
+           'mrr-daily-build-125</a></td><td>2022-01-26 03:00</td><td>missing</td>' in html
