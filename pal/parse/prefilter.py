@@ -26,6 +26,11 @@ _TEST_END_RX = re.compile(re.escape(_TEST_END))  # sre's literal search beats by
 _CLOSING_NAME = re.compile(rb"</([A-Za-z_][\w.-]*)\s*>")
 # A test's own elements after its body (RF 3-7); any other closing tag ends a body element.
 _TAIL = frozenset((b"status", b"tag", b"tags", b"doc", b"timeout"))
+# The elements a test body is made of (RF 3-7). A closing tag of any other name where a body
+# should end means a damaged file: the filter would cut good tail elements (the tags) with
+# it, so it gives up and the full parse reports the damage with its line.
+_BODY = frozenset((b"kw", b"for", b"iter", b"if", b"branch", b"try", b"while", b"group", b"return",
+                   b"continue", b"break", b"error", b"variable", b"var", b"msg"))
 _UNSAFE = re.compile(rb"<!(?:--|\[CDATA\[)")
 
 
@@ -42,11 +47,12 @@ def body_end(buf: bytes, start: int, end: int) -> int:
             return start
         m = _CLOSING_NAME.match(buf, p, end)
         if m is None:
-            q = buf.find(b">", p, end)
-            if q < 0:
+            if buf.find(b">", p, end) < 0:
                 continue  # a closing tag cut at the end of the buffer
-            return q + 1
+            raise FilterUnsafe(f"malformed closing tag {buf[p:p + 20]!r} in a test")
         if m.group(1) not in _TAIL:
+            if m.group(1) not in _BODY:
+                raise FilterUnsafe(f"unexpected </{m.group(1).decode(errors='replace')}> in a test")
             return m.end()
 
 
