@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 import numpy as np
 import pandas as pd
@@ -192,13 +192,20 @@ def analyse(spec: Spec, history: History, states: dict[str, dict], report: RunRe
     return results, new_states
 
 
-def digest(result: SeriesResult) -> str:
-    """A fingerprint of what a series' page shows; pages whose digest is unchanged are kept."""
+def digest(result: SeriesResult, alerts: Iterable[Any] = ()) -> str:
+    """A fingerprint of what a series' page shows; pages whose digest is unchanged are kept.
+
+    ``alerts`` are this run's alerts of the series: the page lists them (id, kind, ack), so an
+    alert that appears, goes or is acked without new data must re-render the page too.
+    """
     h = hashlib.sha1()
-    for arr in (result.builds, result.values, result.trend):
+    for arr in (result.builds, result.times, result.values, result.stdevs, result.trend):
         h.update(np.ascontiguousarray(arr).tobytes())
     h.update(json.dumps([(a.index, a.kind) for a in result.anomalies]).encode())
     h.update(json.dumps(result.attrs, sort_keys=True, default=str).encode())
+    shown = sorted((str(getattr(a, "id", "")), str(getattr(a, "kind", "")), bool(getattr(a, "acked", False)),
+                    str(getattr(a, "ack_reason", None) or getattr(a, "ack_snippet", None) or "")) for a in alerts)
+    h.update(json.dumps(shown).encode())
     return h.hexdigest()
 
 
@@ -256,7 +263,10 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
 
         steps.start("render", f"{len(results)} series")
         old_digests = {} if options.full else store.load_state(DIGEST_STATE)
-        digests = {state_key(r.key): digest(r) for r in results}
+        by_series: dict[Any, list] = {}
+        for a in alerts:
+            by_series.setdefault(getattr(a, "key", None), []).append(a)
+        digests = {state_key(r.key): digest(r, by_series.get(r.key, ())) for r in results}
         changed = {r.key for r in results if old_digests.get(state_key(r.key)) != digests[state_key(r.key)]}
         site_ok = (out_dir / "site" / "index.html").exists()
         index = render_site(out_dir, results, history.samples, history.builds, report, spec, alerts,
