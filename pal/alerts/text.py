@@ -45,6 +45,18 @@ _NUM = re.compile(r"(?<![A-Za-z_])[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
 _SPACE = re.compile(r"\s+")
 
 
+# Bidi controls reorder the rest of a line as a reader sees it (a test name with U+202E can
+# make "-50" read as "05-"); control characters can rewrite a terminal. In a plain-text mail
+# each becomes U+FFFD: one visible character for one, so the column alignment holds.
+_UNSAFE_CHARS = {c: "\ufffd" for c in [*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F,
+                                        *range(0x80, 0xA0), *range(0x202A, 0x202F), *range(0x2066, 0x206A)]}
+
+
+def plain(text: str) -> str:
+    """``text`` without bidi overrides/isolates and control characters (newlines and tabs kept)."""
+    return text.translate(_UNSAFE_CHARS)
+
+
 def mask_ipv4(message: str) -> str:
     """Every IPv4 address as ``x.x.x.x`` (testbed addresses do not go out by mail)."""
     return _IPV4.sub("x.x.x.x", message)
@@ -163,7 +175,7 @@ def changes_text(alerts: list[Alert], blocks: list[JobBlock], kind: str, *, only
         lines += [f"No {word}", ""]
     if job is None:
         lines += _footer(alerts, kind, groups or [])
-    return "\n".join(lines).rstrip("\n") + "\n"
+    return plain("\n".join(lines).rstrip("\n") + "\n")
 
 
 def _footer(alerts: list[Alert], kind: str, groups: list[AlertGroup]) -> list[str]:
@@ -234,7 +246,7 @@ def failed_tests_text(results: list[SeriesResult], samples: pd.DataFrame | None,
         lines.append(f"{blk.test_set}, {failed} tests failed, {passed} tests passed, duration: {duration}, {head_tail}")
         lines += _failure_lines(rows)
         lines.append("")
-    return "\n".join(lines).rstrip("\n") + "\n" if lines else "No failed tests\n"
+    return plain("\n".join(lines).rstrip("\n") + "\n") if lines else "No failed tests\n"
 
 
 def _pick(rec: dict, attrs: dict, key: str) -> str:
