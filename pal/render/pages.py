@@ -7,6 +7,7 @@ thousands of series, possibly in worker processes, each with its own ``Pages``.
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,7 +25,15 @@ from pal.render.naming import build_label, group_key, safe_slug, scale_of, short
 #: runs listed under a drill-down graph (all runs are in the job's CSV)
 RECENT_RUNS = 30
 MISSING_CLASS = ' class="missing"'
-DEFAULT_TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
+def _default_templates() -> Path:
+    """The repository's ``templates/`` (source checkout, editable install), else the installed copy."""
+    in_repo = Path(__file__).resolve().parents[2] / "templates"
+    if in_repo.is_dir():
+        return in_repo
+    return Path(sys.prefix) / "share" / "pal" / "templates"
+
+
+DEFAULT_TEMPLATES = _default_templates()
 
 
 def fmt(value: object, digits: int = 2) -> str:

@@ -206,10 +206,12 @@ def _extras(results: list[SeriesResult], samples: pd.DataFrame, alerts: list | N
 
 
 def _ack_text(alert: object) -> str:
-    if not getattr(alert, "acked", False):
-        return "no"
-    snippet = getattr(alert, "ack_snippet", None) or getattr(alert, "ack_reason", None) or ""
-    return f"yes: {snippet}" if snippet else "yes"
+    """Acked: why. Not acked: the acks.yaml lines to copy (shown in a <pre>, escaped)."""
+    if getattr(alert, "acked", False):
+        reason = getattr(alert, "ack_reason", None) or ""
+        return f"acknowledged: {reason}" if reason else "acknowledged"
+    snippet = getattr(alert, "ack_snippet", None) or ""
+    return f"not acknowledged; to acknowledge, add to acks.yaml:\n{snippet}" if snippet else "not acknowledged"
 
 
 # --------------------------------------------------------------------------- group pages

@@ -39,7 +39,7 @@ def site_inputs():
     ]
     samples = samples_for(results, {(results[1].key.test_id, 125): f"=cmd|' /C calc'!A0 {EVIL}"})
     builds = builds_for(results)
-    alerts = [FakeAlert("R-1", results[0].key, "regression", acked=True, ack_snippet=f"known {EVIL}")]
+    alerts = [FakeAlert("R-1", results[0].key, "regression", acked=True, ack_reason=f"known {EVIL}")]
     return results, samples, builds, alerts
 
 

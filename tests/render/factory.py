@@ -135,3 +135,4 @@ class FakeAlert:
     kind: str
     acked: bool = False
     ack_snippet: str = ""
+    ack_reason: str = ""

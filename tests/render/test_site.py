@@ -114,7 +114,7 @@ def test_drill_down_shows_evidence_with_build_links(site):
     assert '<a href="https://jenkins.example/job/csit-vpp-perf-mrr-daily-master-2n-icx/129">mrr-daily-build-129</a>' in html
     assert f"{a.before_avg / 1e6:.2f} ± {a.before_stdev / 1e6:.2f}" in html
     assert f"{a.change * 100:.2f}" in html
-    assert "yes: known &lt;script&gt;" in html  # the acked alert and its snippet
+    assert "acknowledged: known &lt;script&gt;" in html  # the acked alert and its snippet
     ndr = (root / "s" / f"{results[3].key.slug()}.html").read_text("utf-8")
     assert "TMA ± 3·TMSD" in ndr
     lat = (root / "s" / f"{results[4].key.slug()}.html").read_text("utf-8")
@@ -233,3 +233,15 @@ def test_runs_table_shows_values_missing_runs_and_escaped_versions(tmp_path):
                       "<td>tb-1</td>")
     assert '<tr class="missing"><td><a href="https://jenkins.example/job/csit-vpp-perf-mrr-daily-master-2n-icx/125">' \
            'mrr-daily-build-125</a></td><td>2022-01-26 03:00</td><td>missing</td>' in html
+
+
+def test_unacked_alert_shows_the_snippet_to_copy():
+    from pal.model import SeriesKey
+    from pal.render.site import _ack_text
+    from tests.render.factory import FakeAlert
+
+    key = SeriesKey("job-2n-icx", "tests.x.64b-2t1c-y-mrr", "mrr")
+    snippet = 'abc123def456: "reason, e.g. a ticket or change number"\n'
+    assert _ack_text(FakeAlert("abc123def456", key, "regression", ack_snippet=snippet)) == (
+        "not acknowledged; to acknowledge, add to acks.yaml:\n" + snippet)
+    assert _ack_text(FakeAlert("x", key, "regression", acked=True, ack_reason="VPP-1234")) == "acknowledged: VPP-1234"
