@@ -37,7 +37,13 @@ test-sets:
   - name: ndrpdr
     jobs: [".*-ndrpdr-.*"]
     select: {{tags: NDRPDR}}
-    metrics: [ndr, pdr, latency_pdr50_d1, latency_pdr50_d2]
+    metrics: [ndr, pdr]
+    windows: {{short-term-runs: 4, short-term-runs-single-testbed: 2, long-term-runs: 26}}
+  - name: latency
+    jobs: [".*-ndrpdr-.*"]
+    select: {{tags: NDRPDR}}
+    metrics: [latency_pdr50_d1, latency_pdr50_d2]
+    detector: {{name: mdl, params: {{unit: 1.0}}}}
     windows: {{short-term-runs: 4, short-term-runs-single-testbed: 2, long-term-runs: 26}}
 outputs: {{dir: out, build-url: "https://jenkins.example.org/job/{{job}}/{{build}}"}}
 store: {{path: store, workers: 1}}
@@ -146,6 +152,16 @@ def test_renamed_tests_keep_their_history(golden):
         job = truth.job(e.job)
         assert int(r.builds[0]) == min(job.readable), e  # history from before the rename
         assert (e.job, e.old_test_id, e.metric) not in results
+
+
+def test_no_false_latency_changes_with_the_right_precision(golden):
+    """Latency is whole µs; with unit 1.0 MDL calls only the planted latency change."""
+    truth, _, _, outcome = golden
+    planted = {(e.job, e.test_id, e.metric) for e in truth.events
+               if e.metric.startswith("latency") and e.kind in ("regression", "progression", "all-testbeds")}
+    for r in outcome.results:
+        if r.key.metric.startswith("latency") and (r.key.job, r.key.test_id, r.key.metric) not in planted:
+            assert r.anomalies == [], (r.key, [(a.kind, a.build) for a in r.anomalies])
 
 
 def test_site_and_outputs_exist(golden):
