@@ -11,8 +11,9 @@ Graphs keep every change a detector calls; an alert needs more evidence. These f
   ``min_change_pct`` percent. Measuring from the last kept level is what makes a one-run dip
   that reverts vanish: the dip fails confirmation, and the return to the old level, compared
   with the level before the dip, is below the minimum magnitude.
-- transients (``alert_changes``): a level that held fewer than ``confirm_runs`` runs and was
-  left again is masked as missing and the series analysed again, so that the boundaries a dip
+- transients (``alert_changes``): a run that stands out from both neighbours the same way by
+  more than 4 noise units, and a level that held fewer than ``confirm_runs`` runs and was left
+  again, are masked as missing and the series analysed again, so that the boundaries a dip
   made free do not survive as small changes of their own.
 """
 
@@ -85,11 +86,35 @@ def transient_runs(values: np.ndarray, changes: list[ChangePoint], confirm_runs:
     return out
 
 
+def isolated_runs(values: np.ndarray, k_sigma: float = 4.0) -> list[int]:
+    """Valid runs that stand out from both valid neighbours, the same way, by > ``k_sigma`` noise.
+
+    A one-run excursion is a level that held one run, however a detector grouped it (MDL may
+    put a dip at the head of a short group with two ordinary runs). The noise is estimated
+    robustly from the series itself: MAD of the first differences / 0.6745 / sqrt(2). The first
+    and last valid runs are never isolated (one neighbour only).
+    """
+    x = np.asarray(values, dtype=np.float64)
+    valid = np.flatnonzero(~np.isnan(x))
+    if len(valid) < 3:
+        return []
+    v = x[valid]
+    d = np.diff(v)
+    sigma = float(np.median(np.abs(d - np.median(d)))) / 0.6745 / math.sqrt(2.0)
+    if sigma <= 0:
+        return []
+    left, right = v[1:-1] - v[:-2], v[1:-1] - v[2:]
+    hit = (np.sign(left) == np.sign(right)) & (np.minimum(np.abs(left), np.abs(right)) > k_sigma * sigma)
+    return [int(valid[i + 1]) for i in np.flatnonzero(hit)]
+
+
 def alert_changes(detector: Detector, series: SeriesInput, direction: int = 1, min_change_pct: float = 0.0,
                   confirm_runs: int = 1, changes: list[ChangePoint] | None = None, passes: int = 3) -> list[ChangePoint]:
     """What to alert on: transient levels masked as missing and the series analysed again, then filtered.
 
-    A detector that isolates a one-run dip also shifts the levels around it a little (the
+    With ``confirm_runs`` > 1, isolated runs (``isolated_runs``) and levels that held fewer
+    than ``confirm_runs`` runs before the series moved on (``transient_runs``) are masked: a
+    detector that isolates a one-run dip also shifts the levels around it a little (the
     boundaries are free); without the dip, it judges the rest on its own merits. Up to
     ``passes`` rounds, until no new transient run appears.
     """
@@ -97,8 +122,10 @@ def alert_changes(detector: Detector, series: SeriesInput, direction: int = 1, m
     if changes is None:
         changes = detector.detect(series, direction).changes
     if confirm_runs > 1:
-        masked_series: Any = series
-        masked: set[int] = set()
+        masked = set(isolated_runs(values))
+        masked_series: Any = _mask(series, masked) if masked else series
+        if masked:
+            changes = detector.detect(masked_series, direction).changes
         for _ in range(passes):
             new = set(transient_runs(values, changes, confirm_runs)) - masked
             if not new:

@@ -83,3 +83,36 @@ def test_filtered_verdict_on_the_confirming_run():
     det = apply_filters(mdl.detect(values), values, +1, 1.0, 2, detector=mdl)
     assert det.verdict == "regression"
     assert apply_filters(mdl.detect(values[:-1]), values[:-1], +1, 1.0, 2, detector=mdl).verdict == "normal"
+
+
+def test_isolated_runs_by_hand():
+    from pal.analysis.filters import isolated_runs
+
+    # diffs 1 -2 1 -30 30 1 -2 1: median 1, MAD 1.5 -> sigma = 1.5/0.6745/sqrt(2) = 1.57, 4 sigma 6.3
+    dip = np.array([100.0, 101, 99, 100, 70, 100, 101, 99, 100])
+    assert isolated_runs(dip) == [4]
+    step = np.array([100.0, 100.5, 99.5, 100, 90, 90.5, 89.5, 90])
+    assert isolated_runs(step) == []  # the first run of a new level has a neighbour like it
+    with_gap = np.array([100.0, 101, 99, 100, 70, np.nan, 100, 101, 99, 100])
+    assert isolated_runs(with_gap) == [4]  # neighbours are the valid runs around the gap
+
+
+def test_alert_changes_analyses_the_series_without_isolated_runs():
+    # however a detector groups a dip, the alert analysis sees it as missing
+    from pal.analysis.detector import Detection
+
+    seen = []
+
+    class Recorder:
+        name, params = "rec", {}
+
+        def detect(self, series, direction=1):
+            seen.append(np.array(series, dtype=float))
+            return Detection("rec", [], np.array([]), [], {}, "normal")
+
+    values = np.array([100.0, 101, 99, 100, 70, 100, 101, 99, 100])
+    assert alert_changes(Recorder(), values, +1, 1.0, 2) == []
+    assert np.isnan(seen[-1][4]) and np.count_nonzero(np.isnan(seen[-1])) == 1
+    seen.clear()
+    alert_changes(Recorder(), values, +1, 1.0, 1)  # confirm-runs 1: a dip is a change, no masking
+    assert not np.isnan(seen[-1]).any()
