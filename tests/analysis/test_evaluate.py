@@ -97,3 +97,26 @@ def test_online_alerts_send_a_step_once_and_never_a_dip():
     assert online_alerts(get_detector("mdl"), s, 1.0, 2) == [Detected(22, "regression", 23)]
     sc = evaluate_online([s], "mdl online", get_detector("mdl"), 1.0, 2)
     assert (sc.tp, sc.fp, sc.mean_delay) == (1, 0, 1.0)
+
+
+def test_spec_detectors_and_filters_are_used(tmp_path):
+    from pal.analysis.evaluate import spec_candidates
+    from pal.spec import parse_spec
+
+    spec = parse_spec("""
+name: t
+jobs: [{name: csit-vpp-perf-mrr-daily-master-2n-icx}]
+sources: [{name: l, type: local, path: /tmp}]
+test-sets:
+  - name: mrr
+    detector: {name: tma, params: {window: 10}}
+    alert-filters: {min-change-pct: 2.0, confirm-runs: 3}
+""")
+    cands = spec_candidates(spec)
+    assert [c.name for c in cands] == ["mrr:tma", "mrr:tma+filters"]
+    # a 10 % step held 3 runs at the end: TMA flags it (3 consecutive runs); +filters confirms at run 32
+    values = np.r_[100.0 + np.where(np.arange(30) % 2 == 0, 0.5, -0.5), [90.0, 90.0, 90.0]]
+    s = LabelledSeries("x", values, ((30, "regression"),))
+    raw, alert = evaluate([s], cands)
+    assert (raw.tp, raw.fp) == (1, 0)
+    assert (alert.tp, alert.fp, alert.mean_delay) == (1, 0, 2.0)
