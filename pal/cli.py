@@ -112,6 +112,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return EXIT_OK
+    except OSError as exc:  # disk full, permissions, a vanished directory: say which file, no traceback
+        log.error("error: %s", exc)
+        return EXIT_ERROR
 
 
 def entry_point() -> None:  # console_scripts
