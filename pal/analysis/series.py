@@ -55,26 +55,30 @@ def assign_test_sets(samples: pd.DataFrame, spec: Spec) -> pd.Series:
     taken = np.zeros(len(samples), dtype=bool)
     jobs = samples["job"].astype(str).to_numpy()
     metrics = samples["metric"].astype(str).to_numpy()
-    ids = samples["test_id"].astype(str).to_numpy()
-    tags = samples["tags"].to_numpy()
+    # selections depend on (test id, tags) only: decide once per distinct pair. Tags are
+    # told apart by object identity (shared tuples from load_history); equal tuples that are
+    # distinct objects are merely decided twice.
+    id_codes, id_uniq = pd.factorize(samples["test_id"].astype(str))
+    tags = samples["tags"].to_numpy(dtype=object)
+    tag_ids = np.fromiter(map(id, tags), dtype=np.int64, count=len(tags))
+    _, tag_codes = np.unique(tag_ids, return_inverse=True)
+    pair_codes, inverse = np.unique(id_codes.astype(np.int64) * (int(tag_codes.max()) + 1) + tag_codes,
+                                    return_inverse=True)
+    first_row = np.zeros(len(pair_codes), dtype=np.int64)
+    first_row[inverse] = np.arange(len(inverse))  # a row of every pair (all rows of a pair are alike)
     for ts in spec.test_sets:
         job_ok = _job_mask(jobs, ts)
         metric_ok = np.isin(metrics, ts.metrics)
         sel = ts.select.compiled()
-        cand = np.flatnonzero(job_ok & metric_ok & ~taken)
-        # tags are per test, not per row: decide once per (test id, tags) pair
-        cache: dict[tuple[str, tuple], bool] = {}
-        hit = []
-        for i in cand:
-            t = tuple(tags[i] or ())
-            k = (ids[i], t)
-            if k not in cache:
-                cache[k] = sel.match(ids[i], t)
-            if cache[k]:
-                hit.append(i)
-        hit_arr = np.asarray(hit, dtype=np.int64)
-        out.iloc[hit_arr] = ts.name
-        taken[hit_arr] = True
+        cand = job_ok & metric_ok & ~taken
+        wanted = np.unique(inverse[cand])
+        ok = np.zeros(len(pair_codes), dtype=bool)
+        for k in wanted.tolist():
+            row = first_row[k]
+            ok[k] = sel.match(str(id_uniq[id_codes[row]]), tuple(tags[row] or ()))
+        hit = cand & ok[inverse]
+        out.iloc[np.flatnonzero(hit)] = ts.name
+        taken |= hit
     return out
 
 
@@ -87,36 +91,62 @@ def _job_mask(jobs: np.ndarray, ts: TestSet) -> np.ndarray:
 
 
 def split_series(samples: pd.DataFrame, spec: Spec) -> list[SeriesInput]:
-    """Cut the samples table into series inputs, in a stable order (job, test id, metric)."""
+    """Cut the samples table into series inputs, in a stable order (job, test id, metric).
+
+    Vectorised: the three key columns are factorised (sorted codes keep the string order), rows
+    are ordered by one lexsort of codes and build, and each series is a slice of plain arrays.
+    """
     if samples.empty:
         return []
-    df = samples.assign(_set=assign_test_sets(samples, spec))
-    df = df[df["_set"] != ""]
-    df = df.sort_values(["job", "test_id", "metric", "build"], kind="stable")
-    df = df.drop_duplicates(["job", "test_id", "metric", "build"], keep="last")
-    out: list[SeriesInput] = []
-    times_all = df["build_time"].to_numpy(dtype="datetime64[ns]")
+    sets_all = assign_test_sets(samples, spec).to_numpy(dtype=object)
+    rows = np.flatnonzero(sets_all != "")
+    if not len(rows):
+        return []
+    df = samples.iloc[rows]
+    codes = [pd.factorize(df[c], sort=True)[0] for c in ("job", "test_id", "metric")]
     builds_all = df["build"].to_numpy(dtype=np.int64)
-    values_all = df["value"].to_numpy(dtype=np.float64)
-    stdevs_all = df["stdev"].to_numpy(dtype=np.float64)
-    keys = df[["job", "test_id", "metric"]].astype(str).to_numpy()
-    bounds = np.flatnonzero((keys[1:] != keys[:-1]).any(axis=1)) + 1
-    starts = np.concatenate([[0], bounds])
-    ends = np.concatenate([bounds, [len(df)]])
-    attr_frame = df[list(ATTR_COLUMNS)]
-    versions = df["dut_version"].astype(object).to_numpy()
-    testbeds = df["testbed"].astype(object).to_numpy()
-    sets = df["_set"].to_numpy()
-    statuses = df["status"].astype(object).to_numpy()
-    for s, e in zip(starts, ends):
-        job, test_id, metric = keys[s]
-        last = attr_frame.iloc[e - 1]
-        attrs = {c: (None if pd.isna(last[c]) else str(last[c])) for c in ATTR_COLUMNS}
-        attrs["dut_versions"] = [None if pd.isna(v) else str(v) for v in versions[s:e]]
-        attrs["testbeds"] = [None if pd.isna(v) else str(v) for v in testbeds[s:e]]
-        attrs["statuses"] = [str(v) for v in statuses[s:e]]
-        out.append(SeriesInput(SeriesKey(job, test_id, metric), str(sets[s]), builds_all[s:e],
-                               times_all[s:e], values_all[s:e], stdevs_all[s:e], attrs))
+    order = np.lexsort((builds_all, codes[2], codes[1], codes[0]))  # stable: the last key is primary
+    key_code = np.stack([c[order] for c in codes], axis=1)
+    b_sorted = builds_all[order]
+    # duplicates of (series, build): keep the last one in table order (as drop_duplicates keep="last")
+    same_next = np.zeros(len(order), dtype=bool)
+    same_next[:-1] = (key_code[1:] == key_code[:-1]).all(axis=1) & (b_sorted[1:] == b_sorted[:-1])
+    keep = order[~same_next]
+    key_code = key_code[~same_next]
+    n = len(keep)
+    bounds = np.flatnonzero((key_code[1:] != key_code[:-1]).any(axis=1)) + 1
+    starts = np.concatenate([[0], bounds]).astype(np.int64)
+    ends = np.concatenate([bounds, [n]]).astype(np.int64)
+
+    def num(name: str, dtype: Any) -> np.ndarray:
+        return df[name].to_numpy(dtype=dtype)[keep]
+
+    def text(name: str, missing: str | None = None) -> np.ndarray:
+        """Object array of shared str objects (one per distinct value), ``missing`` for NA."""
+        codes, uniques = pd.factorize(df[name], use_na_sentinel=True)
+        table = np.empty(len(uniques) + 1, dtype=object)
+        table[:-1] = [str(u) for u in uniques]
+        table[-1] = missing
+        return table[codes[keep]]
+
+    times_all = num("build_time", "datetime64[ns]")
+    builds = builds_all[keep]
+    values_all = num("value", np.float64)
+    stdevs_all = num("stdev", np.float64)
+    jobs, ids, metrics = (text(c)[starts] for c in ("job", "test_id", "metric"))
+    lasts = ends - 1
+    attr_cols = {c: text(c)[lasts] for c in ATTR_COLUMNS}
+    versions, testbeds, statuses = text("dut_version"), text("testbed"), text("status", "<NA>")
+    sets = sets_all[rows][keep][starts]
+    out: list[SeriesInput] = []
+    for i, (s, e) in enumerate(zip(starts.tolist(), ends.tolist())):
+        attrs: dict[str, Any] = {c: v[i] for c, v in attr_cols.items()}
+        attrs["dut_versions"] = versions[s:e].tolist()
+        attrs["testbeds"] = testbeds[s:e].tolist()
+        attrs["statuses"] = statuses[s:e].tolist()
+        key = SeriesKey(jobs[i], ids[i], metrics[i])
+        out.append(SeriesInput(key, str(sets[i]), builds[s:e], times_all[s:e], values_all[s:e],
+                               stdevs_all[s:e], attrs))
     return out
 
 
