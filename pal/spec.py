@@ -422,6 +422,7 @@ def _check_semantics(spec: Spec, b: _Builder) -> None:
                    f"more runs than short-term-runs ({w.short_term_runs})")
         if w.long_term_days < 1:
             b.fail(f"{p}.windows.long-term-days", w.long_term_days, "an integer >= 1 (days)")
+        _check_detector(b, p, ts.detector)
         if ts.alert_filters.confirm_runs < 1:
             b.fail(f"{p}.alert-filters.confirm-runs", ts.alert_filters.confirm_runs, "an integer >= 1")
         if ts.alert_filters.min_change_pct < 0:
@@ -430,6 +431,16 @@ def _check_semantics(spec: Spec, b: _Builder) -> None:
         _check_regex(b, f"ignore[{i}]", pat)
     if spec.store.executor == "dask" and spec.store.scheduler and not re.match(r"^(tcp|tls|inproc)://", spec.store.scheduler):
         b.fail("store.scheduler", spec.store.scheduler, "a Dask scheduler address like tcp://host:8786")
+
+
+def _check_detector(b: _Builder, path: str, det: DetectorSpec) -> None:
+    """Build the detector once so that a bad parameter fails ``pal validate``, not the run's analysis."""
+    from pal.analysis.detector import get_detector
+
+    try:
+        get_detector(det.name, det.params)
+    except SpecError as exc:
+        b.fail(f"{path}.{exc.path}", exc.value, exc.expected)
 
 
 def _check_regex(b: _Builder, path: str, pattern: str | None) -> None:
