@@ -29,6 +29,8 @@ log = logging.getLogger("pal")
 
 MDL_STATE = "mdl"
 DIGEST_STATE = "digests"
+#: map chunks of series over the run's executor in the analyse stage (docs/scaling.md: measured)
+ANALYSE_ON_EXECUTOR = True
 
 
 @dataclass(frozen=True)
@@ -237,11 +239,12 @@ def _map_distinct(column: pd.Series, mapping: dict[str, str]) -> pd.Series:
     return pd.Series(mapped[codes], index=column.index, dtype="string")
 
 
-def analyse(spec: Spec, history: History, states: dict[str, dict], report: RunReport
-            ) -> tuple[list[SeriesResult], dict[str, dict]]:
+def analyse(spec: Spec, history: History, states: dict[str, dict], report: RunReport,
+            executor: Any = None) -> tuple[list[SeriesResult], dict[str, dict]]:
+    """Every series of the history, from its saved MDL state; chunks of series on ``executor`` if given."""
     inputs = split_series(history.samples, spec)
     single = single_testbed_jobs(history.builds, spec)
-    results, new_states = analyse_all(inputs, spec, single, states)
+    results, new_states = analyse_all(inputs, spec, single, states, executor=executor)
     report.count("series", len(results))
     report.count("series.regressions", sum(r.compliance.regressions > 0 for r in results))
     return results, new_states
@@ -299,15 +302,17 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
         steps.start("parse", f"{len(files)} builds, executor {kind}")
         with make_executor(kind, workers=workers, scheduler=scheduler) as executor:
             parsed = ingest(spec, store, files, report, executor, full=options.full)
-        steps.done(f"{parsed} builds parsed, {len(files) - parsed} already stored, "
-                   f"{len(report.errors('parse'))} unreadable")
+            steps.done(f"{parsed} builds parsed, {len(files) - parsed} already stored, "
+                       f"{len(report.errors('parse'))} unreadable")
 
-        steps.start("analyse", "history from the store")
-        history = load_history(spec, store, now, report)
-        _check_upstream(options.upstream, history, report)
-        states = {} if options.full else store.load_state(MDL_STATE)
-        results, new_states = analyse(spec, history, states, report)
-        steps.done(f"{len(results)} series from {len(history.builds)} builds")
+            steps.start("analyse", "history from the store")
+            history = load_history(spec, store, now, report)
+            _check_upstream(options.upstream, history, report)
+            states = {} if options.full else store.load_state(MDL_STATE)
+            results, new_states = analyse(spec, history, states, report,
+                                          executor if ANALYSE_ON_EXECUTOR else None)
+            del states
+            steps.done(f"{len(results)} series from {len(history.builds)} builds")
 
         steps.start("alerts")
         acks = load_acks(spec.resolve(spec.alerts.acks)) if spec.alerts.acks else {}

@@ -1,7 +1,8 @@
 """The same run on every executor: inline, a local pool of 2 and a Dask LocalCluster of 2 processes.
 
 Stores (the samples tables) and results must be identical, and only small items (a BuildFile,
-paths, options) may go to the workers: they read archives and write fragments by path.
+paths, options) may go to the workers: they read archives and write fragments by path. The
+analyse stage maps chunks of series (8 here, to get several chunks) over the same executor.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
+import pal.analysis.series
 import pal.executor
 from pal.demo import DemoHistory
 from pal.model import BuildFile
@@ -26,6 +28,8 @@ from tests.test_pipeline_incremental import canon
 
 NOW = datetime(2027, 1, 1, tzinfo=timezone.utc)
 MAX_ITEM_BYTES = 4096  # a pickled work item: a BuildFile, a few paths, an options dict
+MAX_SERIES_BYTES = 16384  # per series of an analysis chunk: 12 runs of numbers, attributes, MDL state
+CHUNK = 8
 
 SPEC = """\
 name: executors
@@ -54,6 +58,7 @@ def outcomes(demo_small: DemoHistory, tmp_path_factory: pytest.TempPathFactory) 
     """One run per executor, each in its own output dir and store, recording what each map got."""
     out: dict[str, Any] = {}
     real = pal.executor.make_executor
+    chunk = pal.analysis.series.CHUNK_SERIES
     for name, (kind, workers) in RUNS.items():
         root = tmp_path_factory.mktemp(name)
         (root / "spec.yaml").write_text(SPEC.replace("DATA", str(demo_small.root)))
@@ -73,11 +78,13 @@ def outcomes(demo_small: DemoHistory, tmp_path_factory: pytest.TempPathFactory) 
             return ex
 
         pal.executor.make_executor = recording  # type: ignore[assignment]
+        pal.analysis.series.CHUNK_SERIES = CHUNK
         try:
             spec = load_spec(root / "spec.yaml")
             outcome = run(spec, RunOptions(executor=kind, workers=workers, now=NOW))
         finally:
             pal.executor.make_executor = real  # type: ignore[assignment]
+            pal.analysis.series.CHUNK_SERIES = chunk
         out[name] = {"outcome": outcome, "calls": calls, "samples": Store(spec.store_dir).samples(),
                      "exports": (root / "out" / "exports" / "series.csv").read_bytes()}
     return out
@@ -122,13 +129,22 @@ def test_results_and_exports_are_identical(outcomes: dict[str, Any]) -> None:
 def test_only_small_items_cross_to_workers(outcomes: dict[str, Any]) -> None:
     for name, o in outcomes.items():
         for _, label, items, results in o["calls"]:
-            for item in items:
-                assert len(pickle.dumps(item)) < MAX_ITEM_BYTES, (name, label)
             if label == "parsed":
+                for item in items:
+                    assert len(pickle.dumps(item)) < MAX_ITEM_BYTES, name
                 for build_file, staging, options in items:
                     assert isinstance(build_file, BuildFile) and Path(build_file.path).is_file()
                     assert isinstance(staging, str) and staging.endswith("staging")
                     assert isinstance(options, dict)
                 for frag in results:  # a staged file's path, not its rows
                     assert len(pickle.dumps(frag)) < MAX_ITEM_BYTES and frag.path and frag.rows > 0
-        assert "parsed" in {c[1] for c in o["calls"]}
+            else:
+                assert label == "series chunks analysed"
+                for series, spec, single, states in items:
+                    assert 0 < len(series) <= CHUNK and not any(isinstance(x, pd.DataFrame) for x in series)
+                    assert len(pickle.dumps((series, single, states))) < MAX_SERIES_BYTES * len(series)
+        labels = [c[1] for c in o["calls"]]
+        # inline: no chunks (one worker); pools: 30 series in chunks of 8
+        assert labels == (["parsed"] if name == "inline" else ["parsed", "series chunks analysed"])
+        if name != "inline":
+            assert [len(i[0]) for i in o["calls"][1][2]] == [8, 8, 8, 6]

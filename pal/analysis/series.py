@@ -251,11 +251,46 @@ def _plain(d: dict) -> dict:
     return out
 
 
+#: series per executor task: big enough that pickling a chunk costs little beside its MDL work
+CHUNK_SERIES = 200
+
+
 def analyse_all(inputs: Iterable[SeriesInput], spec: Spec, single_testbed: set[str],
-                states: dict[str, dict] | None = None) -> tuple[list[SeriesResult], dict[str, dict]]:
-    """Analyse every series in order; returns the results and the MDL states to store."""
-    sets = {ts.name: ts for ts in spec.test_sets}
+                states: dict[str, dict] | None = None, executor: Any = None,
+                chunk: int | None = None) -> tuple[list[SeriesResult], dict[str, dict]]:
+    """Analyse every series in order; returns the results and the MDL states to store.
+
+    With an ``executor`` (pal.executor) of more than one worker, chunks of ``chunk`` series
+    (default CHUNK_SERIES)
+    (their inputs, the spec and their saved states: numbers, no DataFrames) are mapped over it;
+    the results are the inline ones, in the same order. A chunk that fails is analysed again
+    inline, so its error surfaces here as it would without an executor.
+    """
+    inputs = list(inputs)
     states = states or {}
+    chunk = chunk or CHUNK_SERIES
+    if executor is None or getattr(executor, "workers", 1) <= 1 or len(inputs) <= chunk:
+        return _analyse_chunk((inputs, spec, single_testbed, states))
+    items = []
+    for i in range(0, len(inputs), chunk):
+        part = inputs[i:i + chunk]
+        part_states = {k: states[k] for k in (state_key(s.key) for s in part) if k in states}
+        items.append((part, spec, {s.key.job for s in part} & single_testbed, part_states))
+    results: list[SeriesResult] = []
+    new_states: dict[str, dict] = {}
+    for item, out in zip(items, executor.map(_analyse_chunk, items, label="series chunks analysed")):
+        if not isinstance(out, tuple):  # Failed: a worker died or raised; redo here
+            out = _analyse_chunk(item)
+        results += out[0]
+        new_states.update(out[1])
+    return results, new_states
+
+
+def _analyse_chunk(item: tuple[list[SeriesInput], Spec, set[str], dict[str, dict]]
+                   ) -> tuple[list[SeriesResult], dict[str, dict]]:
+    """Worker side of analyse_all: analyse series in order with their saved states."""
+    inputs, spec, single_testbed, states = item
+    sets = {ts.name: ts for ts in spec.test_sets}
     results: list[SeriesResult] = []
     new_states: dict[str, dict] = {}
     for s in inputs:
