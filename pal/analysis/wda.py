@@ -37,7 +37,6 @@ import numpy as np
 from pal.analysis.detector import (
     MISSING,
     NORMAL,
-    ChangePoint,
     Detection,
     SeriesInput,
     changes_from_runs,
