@@ -29,8 +29,10 @@ log = logging.getLogger("pal")
 
 MDL_STATE = "mdl"
 DIGEST_STATE = "digests"
-#: map chunks of series over the run's executor in the analyse stage (docs/scaling.md: measured)
-ANALYSE_ON_EXECUTOR = True
+#: the analyse stage maps chunks of series over the run's executor only with this many workers
+#: or a remote Dask cluster: with 2 local workers on 2 shared cores it measured 1.1x the inline
+#: time (docs/scaling.md), the pickling of inputs, states and results eating the gain
+ANALYSE_MIN_WORKERS = 3
 
 
 @dataclass(frozen=True)
@@ -309,8 +311,8 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
             history = load_history(spec, store, now, report)
             _check_upstream(options.upstream, history, report)
             states = {} if options.full else store.load_state(MDL_STATE)
-            results, new_states = analyse(spec, history, states, report,
-                                          executor if ANALYSE_ON_EXECUTOR else None)
+            on_executor = workers >= ANALYSE_MIN_WORKERS or (kind == "dask" and bool(scheduler))
+            results, new_states = analyse(spec, history, states, report, executor if on_executor else None)
             del states
             steps.done(f"{len(results)} series from {len(history.builds)} builds")
 

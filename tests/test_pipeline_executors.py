@@ -18,6 +18,7 @@ import pytest
 
 import pal.analysis.series
 import pal.executor
+import pal.pipeline
 from pal.demo import DemoHistory
 from pal.model import BuildFile
 from pal.pipeline import RunOptions, run
@@ -59,6 +60,7 @@ def outcomes(demo_small: DemoHistory, tmp_path_factory: pytest.TempPathFactory) 
     out: dict[str, Any] = {}
     real = pal.executor.make_executor
     chunk = pal.analysis.series.CHUNK_SERIES
+    min_workers = pal.pipeline.ANALYSE_MIN_WORKERS
     for name, (kind, workers) in RUNS.items():
         root = tmp_path_factory.mktemp(name)
         (root / "spec.yaml").write_text(SPEC.replace("DATA", str(demo_small.root)))
@@ -79,12 +81,14 @@ def outcomes(demo_small: DemoHistory, tmp_path_factory: pytest.TempPathFactory) 
 
         pal.executor.make_executor = recording  # type: ignore[assignment]
         pal.analysis.series.CHUNK_SERIES = CHUNK
+        pal.pipeline.ANALYSE_MIN_WORKERS = 2  # 3 by default: too few cores here to pay (docs/scaling.md)
         try:
             spec = load_spec(root / "spec.yaml")
             outcome = run(spec, RunOptions(executor=kind, workers=workers, now=NOW))
         finally:
             pal.executor.make_executor = real  # type: ignore[assignment]
             pal.analysis.series.CHUNK_SERIES = chunk
+            pal.pipeline.ANALYSE_MIN_WORKERS = min_workers
         out[name] = {"outcome": outcome, "calls": calls, "samples": Store(spec.store_dir).samples(),
                      "exports": (root / "out" / "exports" / "series.csv").read_bytes()}
     return out
