@@ -38,6 +38,16 @@ class FilterUnsafe(Exception):
     """The file has XML constructs the byte-level filter cannot skip safely."""
 
 
+def _no_nested_test(buf: bytes, lo: int, hi: int) -> None:
+    """Tests never nest in Robot Framework: a ``<test`` start inside a body being dropped means a
+    damaged file (say, a span written twice), which the full parse must see and report."""
+    p = buf.find(b"<test", lo, hi)
+    while p >= 0:
+        if _TEST_START.match(buf, p):
+            raise FilterUnsafe("a <test> start inside a test's body")
+        p = buf.find(b"<test", p + 5, hi)
+
+
 def body_end(buf: bytes, start: int, end: int, strict: bool = True) -> int:
     """Where the body of the test spanning ``buf[start:end]`` ends: after its last body closing tag.
 
@@ -81,10 +91,14 @@ def strip_test_bodies(chunks: Iterable[bytes]) -> Iterator[bytes]:
                 end = found.start() if found else -1
                 if end < 0:
                     # keep memory flat in huge tests: what precedes a body closing tag is never kept
-                    pos = body_end(buf, pos, len(buf), strict=False)
+                    cut = body_end(buf, pos, len(buf), strict=False)
+                    _no_nested_test(buf, pos, cut)
+                    pos = cut
                     scanned = len(buf)
                     break
-                out.append(buf[body_end(buf, pos, end):end + len(_TEST_END)])
+                cut = body_end(buf, pos, end)
+                _no_nested_test(buf, pos, cut)
+                out.append(buf[cut:end + len(_TEST_END)])
                 pos = end + len(_TEST_END)
                 inside, scanned = False, 0
             else:

@@ -213,3 +213,16 @@ def test_record_xml_fuzz_counts():
            "same result both ways; ParseError naming file and build", inputs=3 * n)
     record("parser fuzzing", "random bytes, alone and behind gzip/xz/zip/bzip2 magic; damaged archives",
            "ParseError naming file and build, no crash, no hang", inputs=3 * n)
+
+
+def test_test_start_written_twice_is_not_hidden_by_the_fast_path():
+    """Found by the property above: a span repeated across a ``<test ...>`` start left one test
+    open inside another; the filter dropped the inner start with the body and parsed the file as
+    good. Tests never nest, so now the filter gives up and both paths report the damage."""
+    seed = SEEDS[0]
+    start = seed.index(b"<test ")
+    data = seed[:start] + seed[start:seed.index(b"</kw>", start) + 5] + b"\n" + seed[start:]
+    fast, full = outcome(data, fast=True), outcome(data, fast=False)
+    assert fast == full and fast[0] == "error" and "Opening and ending tag mismatch" in fast[1], (fast, full)
+    record("parser fuzzing", "a <test> start written twice (nested tests)", "ParseError both ways (fast path "
+           "used to parse it as good)", inputs=1, faults=1)
