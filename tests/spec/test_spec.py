@@ -34,6 +34,7 @@ def test_minimal_spec_gets_defaults():
     assert ts.metrics == ["mrr"] and ts.detector.name == "mdl"
     assert (ts.windows.short_term_runs, ts.windows.short_term_runs_single_testbed) == (10, 5)
     assert (ts.windows.long_term_runs, ts.windows.long_term_days) == (180, 180)
+    assert (ts.alert_filters.min_change_pct, ts.alert_filters.confirm_runs) == (1.0, 2)  # docs/accuracy.md
     assert spec.alerts.fail_on == "new-regression"
     assert spec.resolve("data") == Path("/srv/pa/data")
     assert spec.out_dir == Path("/srv/pa/out")
