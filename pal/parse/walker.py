@@ -4,7 +4,9 @@ lxml's pull parser builds the tree in C; Python only sees the start and end of `
 and ``test`` elements (a TRACE-level file has millions of ``kw``/``msg`` elements that
 never reach Python). Each finished test is read, cleared and unlinked, so memory holds
 one test's keyword tree at a time. A suite's setup keywords are complete when its first
-child starts; they are read then (for DUT version and TG host) and dropped.
+child starts; they are read then (for DUT version and TG host) and dropped. Between chunks,
+finished suite-level elements beyond a few are read and dropped the same way, so a suite with
+a huge number of keywords outside its tests (or a gzip bomb of them) stays in bounded memory.
 
 The parser never loads a DTD, resolves entities nor touches the network, and the prolog
 check in ``pal.parse.archive`` has refused any DOCTYPE before the first byte gets here.
@@ -46,6 +48,7 @@ class Walk:
         self.top: StatusTimes | None = None  # the top suite's times, once it has ended
         self.top_status: str | None = None
         self._suites: list[str] = []  # the names of the open suites, outermost first
+        self._open: list[etree._Element] = []  # the open suite elements, outermost first
         self._checked_root = False
 
     def tests(self, chunks: Iterable[bytes]) -> Iterator[RawTest]:
@@ -63,6 +66,7 @@ class Walk:
             for chunk in chunks:
                 parser.feed(chunk)
                 yield from self._handle(parser.read_events())
+                self._trim()
             root = parser.close()
             yield from self._handle(parser.read_events())
         except etree.XMLSyntaxError as exc:
@@ -90,6 +94,7 @@ class Walk:
                 if event == "start":
                     self._take_setup(el, parent)
                     self._suites.append(el.get("name", ""))
+                    self._open.append(el)
                 else:
                     self._end_suite(el, parent)
             elif event == "start":
@@ -102,12 +107,35 @@ class Walk:
         """Read the parent suite's setup keywords (finished by now), then unlink what precedes ``el``."""
         if parent is None or parent.tag != "suite":
             return
-        for sib in el.itersiblings(preceding=True):
-            if sib.tag == "kw" and is_setup(sib):
-                for msg in sib.iter("msg"):
-                    self.facts.read(msg.text)
+        for sib in reversed(list(el.itersiblings(preceding=True))):
+            self._harvest(sib)
         while el.getprevious() is not None:
             del parent[0]
+
+    def _harvest(self, el: etree._Element) -> None:
+        """Read the facts of a finished suite-level element (setup keywords only)."""
+        if el.tag == "kw" and is_setup(el):
+            for msg in el.iter("msg"):
+                self.facts.read(msg.text)
+
+    #: finished suite-level elements kept before :meth:`_trim` reads and drops them
+    TRIM_AT = 256
+
+    def _trim(self) -> None:
+        """Read and drop the finished children of the innermost open suite, but the last one.
+
+        Called between chunks: every child but the last is complete (XML is in document order),
+        and the last may still be growing. ``<status>`` is a suite's last child, never trimmed.
+        """
+        if not self._open:
+            return
+        suite = self._open[-1]
+        if len(suite) <= self.TRIM_AT:
+            return
+        for child in list(suite)[:-1]:  # an open child suite/test can only be the last child
+            if child.tag not in ("suite", "test"):  # those were read at their end events
+                self._harvest(child)
+            suite.remove(child)
 
     def _read_test(self, el: etree._Element) -> RawTest:
         status = last_status(el)
@@ -127,6 +155,8 @@ class Walk:
     def _end_suite(self, el: etree._Element, parent: etree._Element) -> None:
         if self._suites:
             self._suites.pop()
+        if self._open:
+            self._open.pop()
         if not self._suites:
             status = last_status(el)
             self.top = status_times(status)

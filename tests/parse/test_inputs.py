@@ -219,3 +219,31 @@ def test_test_without_status_is_fail_with_warning(tmp_path):
     assert len(r.problems) == 1
     assert "output.xml: build 11: test Tests.64B-1c-eth-mrr: test has no <status>" in r.problems[0].message
     assert r.meta.duration_s == 90.5 and (r.meta.passed, r.meta.failed) == (1, 1)
+
+
+def test_suite_level_keywords_are_read_and_dropped_between_chunks():
+    """Setup facts are read even when the walker trims a suite's finished keywords between chunks,
+    and the suite never holds more than TRIM_AT + 1 of them at a chunk boundary."""
+    setup = (b'<kw name="Show Vpp Version On All Duts" type="SETUP"><msg level="INFO">VPP Version: '
+             b'25.02-rc0~123</msg><msg level="INFO">Setup of node TG host 10.30.51.45, port 22 done</msg>'
+             b'<status status="PASS"/></kw>')
+    noise = b'<kw name="Log" type="TEARDOWN"><msg level="INFO">x</msg><status status="PASS"/></kw>' * 2000
+    doc = (b'<?xml version="1.0"?>\n<robot><suite name="Tests">' + setup + noise
+           + b'<test name="t"><tag>MRR</tag><status status="PASS">ok</status></test>' + noise
+           + b'<status status="PASS" endtime="20240101 10:00:00.000"/></suite></robot>')
+    walk = Walk("t.xml", 1)
+    sizes = []
+    original = walk._trim
+
+    def spy():
+        original()
+        if walk._open:
+            sizes.append(len(walk._open[-1]))
+
+    walk._trim = spy
+    chunks = [doc[i:i + 4096] for i in range(0, len(doc), 4096)]
+    tests = list(walk.tests(chunks))
+    assert [t.name for t in tests] == ["t"] and tests[0].tags == ("MRR",)
+    assert walk.facts.versions.get("vpp") == "25.02-rc0~123" and walk.facts.tg_ip == "10.30.51.45"
+    assert walk.top_status == "PASS"
+    assert sizes and max(sizes) <= Walk.TRIM_AT + 1 + 4096 // 60  # one chunk's worth of keywords at most
