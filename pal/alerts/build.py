@@ -19,6 +19,8 @@ Rules (docs/alerts.md has the long form):
 * New or ongoing: ongoing when the previous run's ``alerts.json`` has the same id, or the same
   series and kind with a first bad build within ``MATCH_RUNS`` runs of this one (later data
   can move a group boundary by a run or two; the id follows the build, the match does not).
+  Each previous alert continues one change only (its own id first, then the nearest), so a
+  rerun on the same data gives the same alerts.
 * Acked: the id, or the id the previous run gave the same change, is in acks.yaml.
 """
 
@@ -153,16 +155,33 @@ class _Previous:
             key = (str(d.get("job")), str(d.get("test_id")), str(d.get("metric")), str(d.get("kind")))
             self.by_series.setdefault(key, []).append(d)
 
-    def match(self, aid: str, result: SeriesResult, anomaly: Anomaly) -> str | None:
-        if aid in self.by_id:
-            return aid
+    def assign(self, result: SeriesResult, changes: list[Anomaly]) -> dict[int, str]:
+        """{anomaly index: the previous alert it continues}. A change keeps its own id when the
+        previous run had it; the other previous alerts of the same series and kind go to the
+        nearest unmatched change within MATCH_RUNS runs. One previous alert vouches for one change."""
+        out: dict[int, str] = {}
+        taken: set[str] = set()
+        for a in changes:
+            aid = alert_id(result.key, a.build, a.kind)
+            if aid in self.by_id:
+                out[a.index] = aid
+                taken.add(aid)
         k = result.key
-        near = set(int(b) for b in result.builds[max(0, anomaly.index - MATCH_RUNS): anomaly.index + MATCH_RUNS + 1])
-        for d in sorted(self.by_series.get((k.job, k.test_id, k.metric, anomaly.kind), []), key=lambda d: str(d["id"])):
-            fb = (d.get("evidence") or {}).get("first_bad_build")
-            if fb is not None and int(fb) in near:
-                return str(d["id"])
-        return None
+        pos = {int(b): i for i, b in enumerate(result.builds)}
+        pairs = []
+        for a in changes:
+            if a.index in out:
+                continue
+            for d in self.by_series.get((k.job, k.test_id, k.metric, a.kind), []):
+                fb = (d.get("evidence") or {}).get("first_bad_build")
+                i = pos.get(int(fb)) if fb is not None else None
+                if i is not None and abs(i - a.index) <= MATCH_RUNS and str(d["id"]) not in taken:
+                    pairs.append((abs(i - a.index), str(d["id"]), a.index))
+        for _, did, index in sorted(pairs):
+            if did not in taken and index not in out:
+                out[index] = did
+                taken.add(did)
+        return out
 
 
 def build_alerts(results: list[SeriesResult], builds: pd.DataFrame, samples: pd.DataFrame | None, spec: Spec,
@@ -191,13 +210,14 @@ def build_alerts(results: list[SeriesResult], builds: pd.DataFrame, samples: pd.
         last = int(valid[-1])
         window_start = int(valid[max(0, len(valid) - _week(spec, ts, r.key.job))])
         kept = _kept(r, filters)
+        continues = prev.assign(r, [a for a, _ in kept])
         for pos, (a, reported_at) in enumerate(kept):
             if pos and _is_return(kept[pos - 1][0], a):
                 continue  # the way back after a regression: the recovered regression tells it
             aid = alert_id(r.key, a.build, a.kind)
             came_back = recovered_after(a, r.groups, filters.confirm_runs)
             state = RECOVERED if came_back else (ACTIVE if pos == len(kept) - 1 else SUPERSEDED)
-            prev_id = prev.match(aid, r, a)
+            prev_id = continues.get(a.index)
             fresh = state == ACTIVE and reported_at == last
             if not (fresh or prev_id is not None or a.index >= window_start):
                 continue

@@ -36,11 +36,13 @@ class LocalSource:
         self.root = Path(root)
         self.hashes = hashes
         self._found: dict[str, dict[int, Path]] = {}
+        self._empty: dict[str, dict[int, list[str]]] = {}  # build dirs without a known file: names seen
 
     def _scan(self, job: str) -> dict[int, Path]:
         if job in self._found:
             return self._found[job]
         found: dict[int, Path] = {}
+        empty: dict[int, list[str]] = {}
         job_dir = self.root / job
         if job_dir.is_dir():
             for entry in os.scandir(job_dir):
@@ -48,6 +50,8 @@ class LocalSource:
                     path = self._pick(Path(entry.path))
                     if path is not None:
                         found[int(entry.name)] = path
+                    else:
+                        empty[int(entry.name)] = sorted(os.listdir(entry.path))[:10]
         flat = re.compile(rf"^{re.escape(job)}__(\d+)__(.+)$")
         flat_hits: dict[int, Path] = {}
         if self.root.is_dir():
@@ -61,6 +65,7 @@ class LocalSource:
         for b, p in flat_hits.items():
             found.setdefault(b, p)
         self._found[job] = found
+        self._empty[job] = {b: names for b, names in empty.items() if b not in found}
         return found
 
     @staticmethod
@@ -73,15 +78,21 @@ class LocalSource:
         return None
 
     def list_builds(self, job: str) -> dict[int, BuildInfo]:
-        return {b: BuildInfo(b, known=False) for b in self._scan(job)}
+        """Builds with a file, and build directories without one (reported missing, never skipped silently)."""
+        found = self._scan(job)
+        return {b: BuildInfo(b, known=False) for b in sorted({*found, *self._empty.get(job, {})})}
 
     def resolve(self, job: str, alias: str, listed: dict[int, BuildInfo]) -> int | None:
-        found = self._scan(job)
-        return max(found) if found else None
+        present = {*self._scan(job), *self._empty.get(job, {})}  # a build dir without a file is still a build
+        return max(present) if present else None
 
     def fetch(self, job: str, build: int, info: BuildInfo | None) -> BuildFile:
         path = self._scan(job).get(build)
         if path is None:
+            seen = self._empty.get(job, {}).get(build)
+            if seen is not None:
+                raise Missing(f"no {' / '.join(NAMES[:4])} in {self.root / job / str(build)} (it holds: "
+                              f"{', '.join(seen) or 'nothing'})", urls=[str(self.root / job / str(build))])
             raise Missing(f"not in {self.root}", urls=[str(self.root / job / str(build))])
         try:
             st = path.stat()

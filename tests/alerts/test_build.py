@@ -69,6 +69,23 @@ def test_old_change_outside_window_is_not_alerted_on_first_run():
     assert a.fails("any-regression") and not a.fails("new-regression")
 
 
+def test_a_previous_alert_vouches_for_one_change_only():
+    """Two regressions 2 runs apart, both old: the previous run reported the later one. Only that
+    one stays (ongoing); the earlier one may not borrow its record by the MATCH_RUNS match (it did,
+    and a rerun on the same data grew an alert)."""
+    r = make_result(flat(30e6, 20, 0.1e6) + flat(27e6, 2, 0.1e6) + flat(24e6, 16, 0.1e6), (20, 22))
+    assert [a.build for a in r.anomalies] == [120, 122]
+    later = alert_id(r.key, 122, "regression")
+    prev = [{"id": later, "job": ICX, "test_id": r.key.test_id, "metric": "mrr", "kind": "regression",
+             "evidence": {"first_bad_build": 122}}]
+    alerts = _run([r], previous=prev)
+    assert [(a.id, a.status) for a in alerts] == [(later, ONGOING)]
+    # without its own id among the changes, the nearest change of the same kind continues it
+    moved = [{**prev[0], "id": "0123456789ab", "evidence": {"first_bad_build": 123}}]
+    assert [(a.evidence.first_bad_build, a.status, a.previous_id) for a in _run([r], previous=moved)] == \
+        [(122, ONGOING, "0123456789ab")]
+
+
 def test_late_change_inside_window_is_new_but_not_fresh():
     r = make_result(flat(30e6, 20, 0.1e6) + [26e6] * 4, (20,))  # detected only after 4 runs
     (a,) = _run([r])

@@ -110,3 +110,20 @@ def test_hashes_are_cached_by_path_size_and_mtime(tmp_path, monkeypatch):
     assert calls == ["2"]
     assert third[1].sha256 == hashlib.sha256(output_gz(JOB, 22)).hexdigest()
     assert gzip.decompress(third[1].path.read_bytes()) == output_xml(JOB, 22)
+
+
+def test_build_directory_without_a_known_output_file_is_reported_missing(tmp_path):
+    """A build directory holding only an unsupported archive is a missing build in the report, not a silent skip."""
+    data = tmp_path / "data" / JOB
+    (data / "1").mkdir(parents=True)
+    (data / "1" / "output.xml.gz").write_bytes(output_gz(JOB, 1))
+    (data / "2").mkdir()
+    (data / "2" / "output.xml.bz2").write_bytes(b"BZh9")
+    (data / "2" / "log.html").write_text("<html/>")
+    report = RunReport()
+    files = fetch_builds(local_spec(tmp_path), tmp_path / "cache", report)
+    assert [f.build for f in files] == [1]
+    [p] = report.errors("download")
+    assert p.item == f"{JOB}/2"
+    assert "no output.xml.gz / output.xml.xz / output.xml.zip / output.xml in" in p.message
+    assert "(it holds: log.html, output.xml.bz2)" in p.message
