@@ -125,5 +125,7 @@ def test_build_directory_without_a_known_output_file_is_reported_missing(tmp_pat
     assert [f.build for f in files] == [1]
     [p] = report.errors("download")
     assert p.item == f"{JOB}/2"
-    assert "no output.xml.gz / output.xml.xz / output.xml.zip / output.xml in" in p.message
-    assert "(it holds: log.html, output.xml.bz2)" in p.message
+    assert p.message == "no source has this build; skipped"
+    [why] = p.details["errors"]
+    assert why.startswith("dir: no output.xml.gz / output.xml.xz / output.xml.zip / output.xml in ")
+    assert why.endswith(f"{JOB}/2 (it holds: log.html, output.xml.bz2)")
