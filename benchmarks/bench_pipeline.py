@@ -1,11 +1,14 @@
 """The whole PA job at CSIT scale: cold run, incremental run, peak RSS, and the cold run on Dask.
 
     python -m benchmarks.bench_pipeline [--data /tmp/pal-bench-history] [--builds 180] [--tests 1500]
-                                        [--workers 2] [--no-dask] [--keep]
+                                        [--window 170] [--workers 2] [--no-dask] [--keep]
 
 History: ``pal.demo.generate(jobs=PIPELINE_BENCH_JOBS, builds=N+1, tests=T)`` (4 daily MRR jobs,
 ~1M samples at the defaults; ~75 s to generate), cached under ``--data`` so reruns skip it. The
 newest build of every job is hidden for the cold run and revealed for the incremental one.
+The spec keeps the newest ``--window`` builds per job (``max-builds``, default builds - 10): the
+cold run fills the window, so the new build pushes the oldest out, as every daily run does in
+production (the MDL search cannot drop a first run: every series is classified again).
 
 Every run is ``pal run`` in a subprocess (wall time; peak RSS from ``getrusage(RUSAGE_CHILDREN)``
 of a wrapper process, i.e. the largest single process of the run). The reference, measured in
@@ -156,6 +159,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--data", type=Path, default=Path("/tmp/pal-bench-history"), help="history cache directory")
     ap.add_argument("--builds", type=int, default=180, help="builds per job in the cold run")
     ap.add_argument("--tests", type=int, default=1500)
+    ap.add_argument("--window", type=int, default=None,
+                    help="max-builds per job (default: builds - 10, so the incremental run slides the window)")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--no-dask", action="store_true", help="skip the cold run on a Dask LocalCluster")
     ap.add_argument("--keep", action="store_true", help="keep the output directories")
@@ -163,7 +168,8 @@ def main(argv: list[str] | None = None) -> int:
 
     data = a.data.resolve()
     history, hidden = prepare(data, a.builds, a.tests)
-    jobs = "\n".join(f"  - {{name: {j}, max-builds: {a.builds}}}" for j in PIPELINE_BENCH_JOBS)
+    window = a.window if a.window is not None else a.builds - 10
+    jobs = "\n".join(f"  - {{name: {j}, max-builds: {window}}}" for j in PIPELINE_BENCH_JOBS)
     spec = data / "spec.yaml"
     spec.write_text(SPEC.format(jobs=jobs))
     runs_dir = data / "runs"
@@ -195,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
         reveal(history, hidden)
 
     print()
-    print(f"{len(PIPELINE_BENCH_JOBS)} jobs x {a.builds} builds x {a.tests} tests, {a.workers} workers, "
+    print(f"{len(PIPELINE_BENCH_JOBS)} jobs x {a.builds} builds x {a.tests} tests, window {window} builds, {a.workers} workers, "
           f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}")
     head = f"| run | wall [s] | x gunzip | peak RSS [MB] | " + " | ".join(STAGES) + " |"
     print(head)
