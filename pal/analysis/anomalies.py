@@ -54,16 +54,36 @@ def _run_value(value: Any) -> float | list[float] | None:
     return None if math.isnan(x) else x
 
 
-def valid_samples(values: Sequence[Any] | np.ndarray) -> tuple[np.ndarray, list[float | list[float]]]:
-    """Positions of the valid runs (int64) and their values, in order."""
-    positions: list[int] = []
+def _as_numbers(values: Sequence[Any] | np.ndarray) -> np.ndarray | None:
+    """The runs as one float64 array when every run is a plain number (or None), else None."""
+    if isinstance(values, np.ndarray) and values.dtype.kind in "fiub":
+        arr = values.astype(np.float64, copy=False)
+    else:
+        try:
+            arr = np.asarray(values, dtype=np.float64)  # None -> NaN, as a missing run
+        except (TypeError, ValueError):  # trial lists (ragged or not a number)
+            return None
+    return arr if arr.ndim == 1 else None
+
+
+def valid_samples(values: Sequence[Any] | np.ndarray) -> tuple[np.ndarray, np.ndarray | list[float | list[float]]]:
+    """Positions of the valid runs (int64) and their values, in order.
+
+    Plain numbers (the samples table's case) are filtered in one NumPy pass and come back as a
+    float64 array; runs given as trial lists come back as a list (floats and trial lists).
+    """
+    numbers = _as_numbers(values)
+    if numbers is not None:
+        positions = np.flatnonzero(~np.isnan(numbers))
+        return positions.astype(np.int64, copy=False), numbers[positions]
+    found: list[int] = []
     compact: list[float | list[float]] = []
     for i, value in enumerate(values):
         run = _run_value(value)
         if run is not None:
-            positions.append(i)
+            found.append(i)
             compact.append(run)
-    return np.asarray(positions, dtype=np.int64), compact
+    return np.asarray(found, dtype=np.int64), compact
 
 
 def to_trend_groups(groups: Sequence[Group], positions: np.ndarray, direction: int) -> list[TrendGroup]:

@@ -4,45 +4,148 @@ Drill-down graphs show these bands whatever the series' detector (seed design). 
 are those of ``pal.analysis.tma`` (each sample judged against the ``window`` valid runs before
 it), computed for all samples at once: the TMA detector's per-run loop costs too much when
 every series of a CSIT-sized history needs its bands on every run.
+
+Two kinds of history:
+
+* full windows (``window`` valid runs before the sample): one sorted sliding-window matrix,
+  outliers masked to 0.0 in the sums;
+* short prefixes (``min_history`` .. ``window - 1`` runs, a handful per series): plain Python
+  floats on one growing sorted list, bit for bit the numbers of ``tma.window_stats``; on a
+  dozen values that is several times cheaper than any NumPy call sequence.
+
+Both write out numpy's ``linear`` quantile (``_linear_index`` and numpy's ``_lerp``) and the
+prefixes numpy's pairwise summation (``_numpy_sum``), so the floats are those of
+``np.quantile``, ``np.mean`` and ``np.std`` (the tests compare them bit for bit).
 """
 
 from __future__ import annotations
 
+import bisect
+import math
+
 import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
 
 from pal.analysis.tma import DEFAULTS, window_stats
 
 BAND_NAMES = ("mm", "tma", "tma_lo", "tma_hi", "tmsd")
+
+_QUARTILES = (0.25, 0.5, 0.75)
+#: numpy sums up to this many values with 8 accumulators, longer arrays recursively
+_PAIRWISE_BLOCK = 128
+
+
+def _linear_index(n: int, q: float) -> tuple[int, int, float]:
+    """numpy's ``linear`` quantile of n sorted values: neighbours and weight of the upper one.
+
+    Virtual index (n - 1)·q, neighbours floor and floor + 1 (the last value at the top).
+    """
+    virtual = (n - 1) * q
+    below = math.floor(virtual)
+    return below, min(below + 1, n - 1), virtual - below
+
+
+def _lerp(a, b, t: float):
+    """numpy's ``_lerp``: from the nearer neighbour, so that t = 0 and t = 1 are exact."""
+    diff = b - a
+    return b - diff * (1 - t) if t >= 0.5 else a + diff * t
+
+
+def _numpy_sum(values: list[float]) -> float:
+    """``np.sum`` of up to ``_PAIRWISE_BLOCK`` float64 values, in numpy's order (bit-identical).
+
+    numpy adds fewer than 8 values left to right from 0.0; otherwise 8 accumulators over
+    blocks of 8, combined as ((r0+r1)+(r2+r3))+((r4+r5)+(r6+r7)), then the rest one by one.
+    """
+    n = len(values)
+    if n < 8:
+        total = 0.0
+        for v in values:
+            total += v
+        return total
+    r0, r1, r2, r3, r4, r5, r6, r7 = values[:8]
+    i, blocked = 8, n - n % 8
+    while i < blocked:
+        r0 += values[i]
+        r1 += values[i + 1]
+        r2 += values[i + 2]
+        r3 += values[i + 3]
+        r4 += values[i + 4]
+        r5 += values[i + 5]
+        r6 += values[i + 6]
+        r7 += values[i + 7]
+        i += 8
+    total = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    for v in values[i:]:
+        total += v
+    return total
+
+
+def _prefix_stats(valid: np.ndarray, first: int, stop: int) -> tuple[list[float], list[float], list[float]]:
+    """MM, TMA, TMSD of ``valid[:h]`` for h in [first, stop), as ``tma.window_stats`` has them.
+
+    Plain floats, few calls: this runs for every series on every run (cProfile counts calls).
+    """
+    values = valid[: stop - 1].tolist()
+    ordered = sorted(values[: first - 1])
+    mm, tma, tmsd = [], [], []
+    for h in range(first, stop):
+        bisect.insort(ordered, values[h - 1])
+        quart = []
+        for q in _QUARTILES:  # numpy's linear method and _lerp, written out
+            virtual = (h - 1) * q
+            lo = math.floor(virtual)
+            t = virtual - lo
+            a, b = ordered[lo], ordered[min(lo + 1, h - 1)]
+            quart.append(b - (b - a) * (1 - t) if t >= 0.5 else a + (b - a) * t)
+        q1, q2, q3 = quart
+        iqr = q3 - q1
+        low, high = q1 - 1.5 * iqr, q3 + 1.5 * iqr
+        kept = [v for v in values[:h] if low <= v <= high]
+        k = len(kept)
+        mean = _numpy_sum(kept) / k if k else math.nan  # none kept only with inf among the values
+        sd = math.sqrt(_numpy_sum([(v - mean) * (v - mean) for v in kept]) / (k - 1)) if k > 1 else 0.0
+        mm.append(q2)
+        tma.append(mean)
+        tmsd.append(sd)
+    return mm, tma, tmsd
+
+
+def _window_stats(valid: np.ndarray, window: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """MM, TMA, TMSD of every full window ``valid[r : r + window]`` (row r); ``valid`` contiguous."""
+    step = valid.strides[0]
+    # the sliding-window view itself (sliding_window_view's checks cost more than the sort)
+    w = np.ndarray((len(valid) - window + 1, window), valid.dtype, valid, 0, (step, step))
+    ordered = np.sort(w, axis=1)
+    q1, q2, q3 = (_lerp(ordered[:, lo], ordered[:, hi], t)
+                  for lo, hi, t in (_linear_index(window, q) for q in _QUARTILES))
+    iqr = q3 - q1
+    keep = (w >= (q1 - 1.5 * iqr)[:, None]) & (w <= (q3 + 1.5 * iqr)[:, None])
+    cnt = keep.sum(axis=1)
+    mean = np.where(keep, w, 0.0).sum(axis=1) / cnt
+    dev = np.where(keep, w - mean[:, None], 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        sd = np.where(cnt > 1, np.sqrt((dev * dev).sum(axis=1) / (cnt - 1)), 0.0)
+    return q2, mean, sd
 
 
 def rolling_bands(values: np.ndarray, window: int = DEFAULTS["window"], min_history: int = DEFAULTS["min_history"],
                   sigma: float = DEFAULTS["sigma"]) -> dict[str, np.ndarray]:
     """Per sample: MM, TMA, TMSD and TMA ± sigma·TMSD of the valid runs before it (NaN while too few)."""
     x = np.asarray(values, dtype=np.float64)
-    n = len(x)
-    out = {k: np.full(n, np.nan) for k in BAND_NAMES}
-    valid = x[~np.isnan(x)]
+    present = ~np.isnan(x)
+    valid = np.ascontiguousarray(x[present])
     # history length before each sample = valid runs strictly before it
-    h = np.concatenate([[0], np.cumsum(~np.isnan(x))[:-1]]) if n else np.zeros(0, dtype=np.int64)
-    stats = {name: np.full(len(valid) + 1, np.nan) for name in ("mm", "tma", "tmsd")}
+    h = np.zeros(len(x), dtype=np.intp)
+    np.cumsum(present[:-1], out=h[1:])
+    stats = np.full((3, len(valid) + 1), np.nan)  # rows mm, tma, tmsd by history length
     if len(valid) >= window:
-        w = sliding_window_view(valid, window)  # row r = valid[r : r + window] -> history h = r + window
-        q1, q2, q3 = np.quantile(w, [0.25, 0.5, 0.75], axis=1, method="linear")
-        iqr = q3 - q1
-        keep = (w >= (q1 - 1.5 * iqr)[:, None]) & (w <= (q3 + 1.5 * iqr)[:, None])
-        cnt = keep.sum(axis=1)
-        mean = np.where(keep, w, 0.0).sum(axis=1) / cnt
-        dev = np.where(keep, w - mean[:, None], 0.0)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            sd = np.where(cnt > 1, np.sqrt((dev * dev).sum(axis=1) / (cnt - 1)), 0.0)
-        idx = np.arange(window, len(valid) + 1)
-        stats["mm"][idx], stats["tma"][idx], stats["tmsd"][idx] = q2, mean, sd
-    for hist in range(min_history, min(window, len(valid) + 1)):
-        st = window_stats(valid[:hist])
-        stats["mm"][hist], stats["tma"][hist], stats["tmsd"][hist] = st.mm, st.tma, st.tmsd
-    for name in ("mm", "tma", "tmsd"):
-        out[name] = stats[name][h]
-    out["tma_lo"] = out["tma"] - sigma * out["tmsd"]
-    out["tma_hi"] = out["tma"] + sigma * out["tmsd"]
-    return out
+        stats[:, window:] = _window_stats(valid, window)
+    first, stop = max(min_history, 1), min(window, len(valid) + 1)
+    if first < stop <= _PAIRWISE_BLOCK + 1:
+        stats[:, first:stop] = _prefix_stats(valid, first, stop)
+    else:  # prefixes longer than numpy's pairwise block: judged one by one
+        for hist in range(first, stop):
+            st = window_stats(valid[:hist])
+            stats[:, hist] = st.mm, st.tma, st.tmsd
+    mm, tma, tmsd = stats[:, h]
+    return {"mm": mm, "tma": tma, "tma_lo": tma - sigma * tmsd, "tma_hi": tma + sigma * tmsd, "tmsd": tmsd}

@@ -41,6 +41,7 @@ from pal.spec import Windows
 __all__ = ["compliance", "week_runs"]
 
 _NS_PER_DAY = 86_400 * 10**9
+_NAT = np.iinfo(np.int64).min  # NaT as int64 nanoseconds
 
 
 def week_runs(windows: Windows, single_testbed: bool) -> int:
@@ -55,12 +56,19 @@ def _percent(value: float, reference: float) -> float:
 
 
 def _nanos(times: np.ndarray | Sequence | None, length: int) -> np.ndarray | None:
-    """Times as int64 ns since the epoch (NaT as the minimum int64), or None."""
+    """Times as int64 ns since the epoch (NaT as the minimum int64), or None.
+
+    datetime64 arrays (the samples table's ``build_time``) are read as they are, without
+    pandas: a view for nanoseconds, a unit cast otherwise. Other inputs go through pandas
+    (time zones, strings), converted to nanoseconds whatever unit pandas infers.
+    """
     if times is None:
         return None
     if len(times) != length:
         raise ValueError(f"{length} trend values but {len(times)} times")
-    return pd.DatetimeIndex(pd.to_datetime(times, utc=True)).asi8
+    if isinstance(times, np.ndarray) and times.dtype.kind == "M":
+        return times.astype("datetime64[ns]", copy=False).view(np.int64)
+    return pd.DatetimeIndex(pd.to_datetime(times, utc=True)).as_unit("ns").asi8
 
 
 def _runs_of_last(trend: np.ndarray, valid: np.ndarray, groups: Sequence[TrendGroup] | None) -> int:
@@ -118,10 +126,10 @@ def compliance(
     short = _percent(value, float(trend[valid[week_ago]]))
 
     far = max(last - int(windows.long_term_runs), 0)
-    if nanos is not None and nanos[valid[last]] != np.iinfo(np.int64).min:
+    if nanos is not None and nanos[valid[last]] != _NAT:
         cutoff = nanos[valid[last]] - int(windows.long_term_days) * _NS_PER_DAY
-        inside = np.flatnonzero(nanos[valid] >= cutoff)
-        far = max(far, int(inside[0]))  # inside is never empty: it holds the last sample
+        # the first valid sample inside; there is one: the last sample itself
+        far = max(far, int(np.argmax(nanos[valid] >= cutoff)))
     far = min(far, week_ago)
     window = trend[valid[far : week_ago + 1]]
     reference = float(window.max() if direction >= 0 else window.min())
