@@ -15,6 +15,11 @@ same left-to-right search runs with the per-candidate statistics held in NumPy a
   bit total are therefore exactly those of jumpavg.
 * All state needed to go on is kept in :class:`MdlState`, so appending k runs to a series of N
   costs O(N*k) instead of a full O(N^2) recompute.
+* The same search runs compiled (:mod:`pal.analysis.mdl_kernel`, Numba) when numba is
+  importable: the NumPy path pays ~25 us of interpreter overhead per run, so a series of 180
+  runs cost ~5 ms and the daily recompute of 6,000 series ~30 s. The kernel gives the same
+  floats (see its docstring); it is imported at the first search, compiled once per machine
+  (cached on disk), and the NumPy path stays as the fallback (``USE_NUMBA = False`` forces it).
 
 The bit formulas (CSIT-FORMATS.md section 7), for a group of n samples with average a,
 population stdev s and the previous group's average p, all divided by ``unit``, M = max / unit:
@@ -28,6 +33,7 @@ population stdev s and the previous group's average p, all divided by ``unit``, 
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from numbers import Real
@@ -136,8 +142,25 @@ def group_bits(n: int, avg: float, sd: float, prev_avg: float | None, max_value:
     return bits
 
 
-def _prepare(values: Iterable[Any]) -> tuple[list[tuple[int, float, float]], float]:
-    """Runs as (count, avg, stdev) triples and the maximal scalar sample."""
+def _prepare(values: Iterable[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    """Runs as arrays of (trial count, average, stdev) and the maximal scalar sample.
+
+    A plain sequence of numbers (the common case) is converted in one NumPy call; runs given as
+    trial lists go through the scalar Welford loop.
+    """
+    if not isinstance(values, (list, tuple, np.ndarray)):
+        values = list(values)
+    try:
+        arr = np.asarray(values)
+    except (ValueError, TypeError):  # ragged trial lists, odd objects: the scalar path says why
+        arr = None
+    if arr is not None and arr.ndim == 1 and arr.dtype.kind in "fiub":
+        avg = arr.astype(np.float64)
+        nan = np.isnan(avg)
+        if nan.any():
+            raise MdlInputError(f"value {int(np.argmax(nan))} is NaN (drop missing runs before MDL)")
+        top = max(0.0, float(avg.max())) if len(avg) else 0.0
+        return np.ones(len(avg), dtype=np.int64), avg, np.zeros(len(avg)), top
     runs: list[tuple[int, float, float]] = []
     top = 0.0
     for i, value in enumerate(values):
@@ -154,7 +177,8 @@ def _prepare(values: Iterable[Any]) -> tuple[list[tuple[int, float, float]], flo
             except MdlInputError as exc:
                 raise MdlInputError(f"value {i}: {exc}") from None
             top = max([top, *trials])
-    return runs, top
+    cols = list(zip(*runs)) if runs else [(), (), ()]
+    return np.array(cols[0], dtype=np.int64), np.array(cols[1], dtype=float), np.array(cols[2], dtype=float), top
 
 
 def _unit_of(max_value: float, unit: float | None, sbps: float | None) -> float:
@@ -165,20 +189,77 @@ def _unit_of(max_value: float, unit: float | None, sbps: float | None) -> float:
 
 
 # ---------------------------------------------------------------------------
+# The compiled kernel and its exact tables
+# ---------------------------------------------------------------------------
+
+#: Run the search in the compiled kernel (pal.analysis.mdl_kernel) when numba is importable.
+#: The one module-level switch: tests turn it off to check the NumPy path against it.
+USE_NUMBA = True
+
+
+@functools.cache
+def _load_kernel() -> Any:
+    """The kernel module, imported (not compiled: that happens at its first call) once."""
+    try:
+        from pal.analysis import mdl_kernel
+    except ImportError:  # numba missing: the NumPy path does the same work, slower
+        return None
+    return mdl_kernel
+
+
+def _kernel() -> Any:
+    return _load_kernel() if USE_NUMBA else None
+
+
+def _build_tables(size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Exact per-sample-count terms of group_bits, computed by CPython in its order.
+
+    size: log2(n (n+1)); area: ln 2 + ln(pi) (n-1)/2 - lnGamma((n-1)/2), the part of the
+    sphere area before the stdev term; logn: ln(n) (n-2)/2, added after it.
+    """
+    t_size = np.full(size, np.nan)
+    t_area = np.zeros(size)
+    t_logn = np.zeros(size)
+    for n in range(1, size):
+        t_size[n] = math.log(n * (n + 1), 2)
+        if n >= 2:
+            area = _LN2
+            area += _LNPI * ((n - 1) / 2)
+            area -= math.lgamma((n - 1) / 2)
+            t_area[n] = area
+            t_logn[n] = math.log(n) * ((n - 2) / 2)
+    for table in (t_size, t_area, t_logn):
+        table.flags.writeable = False
+    return t_size, t_area, t_logn
+
+
+#: The tables up to 4,096 samples per group (~2 ms at import); longer series build their own.
+_TABLES = _build_tables(4096)
+
+
+def _exact_tables(n_max: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    return _TABLES if n_max < len(_TABLES[0]) else _build_tables(n_max + 1)
+
+
+# ---------------------------------------------------------------------------
 # The search state
 # ---------------------------------------------------------------------------
 
+_RUNS = ("r_n", "r_avg", "r_sd")
 _ARRAYS = ("c_n", "c_avg", "c_sd", "c_prev", "c_base")
 _STEPS = ("win", "best", "gbits", "w_n", "w_avg", "w_sd")
+_INTS = frozenset({"r_n", "c_n", "win", "w_n"})
 
 
 class MdlState:
     """Everything needed to continue the MDL search after the last run (one per series).
 
-    Candidates: the group starting at run i, open up to the last run, on top of the best
-    partition of runs [0, i). Per candidate: live sample count, average and stdev, the previous
-    group's average and the bits of the partition before it. Per run j: the winning start, the
-    best total bits and the winner's live stats (enough to rebuild the groups).
+    Runs: per run, the trial count, average and stdev (``r_*``). Candidates: the group starting
+    at run i, open up to the last run, on top of the best partition of runs [0, i). Per
+    candidate: live sample count, average and stdev, the previous group's average and the bits
+    of the partition before it (``c_*``). Per run j: the winning start, the best total bits and
+    the winner's live stats (enough to rebuild the groups). All are arrays with spare capacity;
+    the first ``len(self)`` entries are valid.
     """
 
     def __init__(self, unit: float | None = None, sbps: float | None = None) -> None:
@@ -186,22 +267,17 @@ class MdlState:
         self.sbps_arg = float(sbps) if sbps else None
         self.max_value = 0.0
         self.unit = 0.0
-        self.runs: list[tuple[int, float, float]] = []
+        self._count = 0
         self._cap = 0
-        self.c_n = np.zeros(0, dtype=np.int64)
-        self.c_avg = np.zeros(0)
-        self.c_sd = np.zeros(0)
-        self.c_prev = np.zeros(0)
-        self.c_base = np.zeros(0)
-        self.c_nf = np.zeros(0)
-        self.c_lognorm = np.zeros(0)
-        self.win: list[int] = []
-        self.best: list[float] = []
-        self.gbits: list[float] = []
-        self.w_n: list[int] = []
-        self.w_avg: list[float] = []
-        self.w_sd: list[float] = []
+        for name in (*_RUNS, *_ARRAYS, *_STEPS, "c_nf", "c_lognorm"):
+            setattr(self, name, np.zeros(0, dtype=np.int64 if name in _INTS else np.float64))
         self._table = np.zeros(0)
+
+    @property
+    def runs(self) -> list[tuple[int, float, float]]:
+        """The runs held, as (trial count, average, stdev)."""
+        n = self._count
+        return list(zip(self.r_n[:n].tolist(), self.r_avg[:n].tolist(), self.r_sd[:n].tolist()))
 
     # -- construction ------------------------------------------------------
 
@@ -209,8 +285,7 @@ class MdlState:
     def start(cls, values: Iterable[Any], unit: float | None = None, sbps: float | None = None) -> "MdlState":
         """Classify ``values`` from scratch (see :func:`classify`) and keep the state."""
         state = cls(unit, sbps)
-        runs, top = _prepare(values)
-        state._restart(runs, top)
+        state._restart(*_prepare(values))
         return state
 
     def extend(self, new_values: Iterable[Any]) -> "MdlState":
@@ -219,15 +294,19 @@ class MdlState:
         A new maximum changes the bit formulas of every group (and the unit when it derives from
         the maximum), so then the whole series is recomputed; otherwise it costs O(N*k).
         """
-        runs, top = _prepare(new_values)
-        if not runs:
+        r_n, r_avg, r_sd, top = _prepare(new_values)
+        if not len(r_n):
             return self
+        held = self._count
         if top > self.max_value:
-            self._restart(self.runs + runs, top)
+            self._restart(
+                np.concatenate([self.r_n[:held], r_n]),
+                np.concatenate([self.r_avg[:held], r_avg]),
+                np.concatenate([self.r_sd[:held], r_sd]),
+                top,
+            )
             return self
-        self._reserve(len(self.runs) + len(runs))
-        for run in runs:
-            self._step(run)
+        self._append(r_n, r_avg, r_sd, held)
         return self
 
     def sync(self, values: Iterable[Any]) -> "MdlState":
@@ -236,42 +315,81 @@ class MdlState:
         When the runs already held are a prefix of ``values`` (compared exactly), only the new
         runs are added; otherwise (a build was replaced, history was trimmed) it recomputes.
         """
-        runs, top = _prepare(values)
-        held = len(self.runs)
-        if held <= len(runs) and top == self.max_value and runs[:held] == self.runs:
-            self._reserve(len(runs))
-            for run in runs[held:]:
-                self._step(run)
+        r_n, r_avg, r_sd, top = _prepare(values)
+        held = self._count
+        if (
+            held <= len(r_n)
+            and top == self.max_value
+            and np.array_equal(r_n[:held], self.r_n[:held])
+            and np.array_equal(r_avg[:held], self.r_avg[:held])
+            and np.array_equal(r_sd[:held], self.r_sd[:held])
+        ):
+            self._append(r_n[held:], r_avg[held:], r_sd[held:], held)
         else:
-            self._restart(runs, top)
+            self._restart(r_n, r_avg, r_sd, top)
         return self
 
-    def _restart(self, runs: list[tuple[int, float, float]], top: float) -> None:
-        if runs and not top > 0.0:
+    def _append(self, r_n: np.ndarray, r_avg: np.ndarray, r_sd: np.ndarray, held: int) -> None:
+        if not len(r_n):
+            return
+        end = held + len(r_n)
+        self._reserve(end)
+        self.r_n[held:end] = r_n
+        self.r_avg[held:end] = r_avg
+        self.r_sd[held:end] = r_sd
+        self._advance(held, end)
+
+    def _restart(self, r_n: np.ndarray, r_avg: np.ndarray, r_sd: np.ndarray, top: float) -> None:
+        count = len(r_n)
+        if count and not top > 0.0:
             raise MdlInputError(f"the maximal value is {top!r}: MDL needs a positive maximum")
         self.max_value = top
         self.unit = _unit_of(top, self.unit_arg, self.sbps_arg)
-        self.runs = []
-        for name in _STEPS:
-            setattr(self, name, [])
+        self._count = 0
         self._cap = 0
         self._table = np.zeros(0)
-        if not runs:
+        if not count:
             return
-        self._reserve(len(runs))
-        for run in runs:
-            self._step(run)
+        self._reserve(count)
+        self.r_n[:count] = r_n
+        self.r_avg[:count] = r_avg
+        self.r_sd[:count] = r_sd
+        self._advance(0, count)
 
     def _reserve(self, n: int) -> None:
         if n <= self._cap:
             return
         cap = max(n, 2 * self._cap, 64)
-        for name in (*_ARRAYS, "c_nf", "c_lognorm"):
+        held = self._count
+        for name in (*_RUNS, *_ARRAYS, *_STEPS, "c_nf", "c_lognorm"):
             old = getattr(self, name)
             new = np.zeros(cap, dtype=old.dtype)
-            new[: len(self.runs)] = old[: len(self.runs)]
+            new[:held] = old[:held]
             setattr(self, name, new)
         self._cap = cap
+
+    def _advance(self, j0: int, j1: int) -> None:
+        """Consume runs j0..j1-1 (already stored), in the compiled kernel when available."""
+        kernel = _kernel()
+        if kernel is not None and j1 > j0:
+            top = self.max_value / self.unit if self.unit > 0.0 else math.inf
+            if math.isfinite(top):
+                tables = _exact_tables(int(self.r_n[:j1].sum()))
+                failed = kernel.run_steps(
+                    j0, j1, self.r_n, self.r_avg, self.r_sd, self.max_value, self.unit,
+                    math.log(top + 1, 2), math.log(1 - 1 / (top + 2), 2), *tables,
+                    self.c_n, self.c_nf, self.c_avg, self.c_sd, self.c_prev, self.c_base, self.c_lognorm,
+                    self.win, self.best, self.gbits, self.w_n, self.w_avg, self.w_sd,
+                )  # fmt: skip
+                if not failed:
+                    self._count = j1
+                    return
+            # Numbers out of the finite range: the NumPy path redoes the series from run 0 and
+            # fails (or not) exactly where jumpavg does.
+            j0 = 0
+        for j in range(j0, j1):
+            self._step(j)
+            self._count = j + 1
 
     def _size_table(self, n: int) -> np.ndarray:
         """Bits that depend on the sample count only, index n (see module docstring).
@@ -295,19 +413,18 @@ class MdlState:
 
     # -- the search --------------------------------------------------------
 
-    def _step(self, run: tuple[int, float, float]) -> None:
-        """Consume one run: extend every open candidate, open a new one, pick the record."""
-        j = len(self.runs)
-        rn, ravg, rsd = run
+    def _step(self, j: int) -> None:
+        """Consume run j (stored): extend every open candidate, open a new one, pick the record."""
+        rn, ravg, rsd = int(self.r_n[j]), float(self.r_avg[j]), float(self.r_sd[j])
         top, unit = self.max_value, self.unit
         if j == 0:
             prev, base = None, 0.0
         else:
-            frozen = _restat(self.w_n[j - 1], self.w_avg[j - 1], self.w_sd[j - 1])
+            frozen = _restat(int(self.w_n[j - 1]), float(self.w_avg[j - 1]), float(self.w_sd[j - 1]))
             prev = frozen[1]
             # The new candidate sits on the previous record; after run 0 that record's bits were
             # never cached by jumpavg, so they come from the frozen copy's stats.
-            base = group_bits(*_restat(*frozen), None, top, unit) if j == 1 else self.best[j - 1]
+            base = group_bits(*_restat(*frozen), None, top, unit) if j == 1 else float(self.best[j - 1])
         if j:
             self._extend_open(j, rn, ravg, rsd)
         new = _restat(rn, ravg, rsd)
@@ -319,14 +436,13 @@ class MdlState:
             p = prev / unit
             t = top / unit
             self.c_lognorm[j] = math.log2(p * p - (p - 1) * t + t * t / 2)
-        self.runs.append(run)
         winner, total, gbits = self._select(j)
-        self.win.append(winner)
-        self.best.append(total)
-        self.gbits.append(gbits)
-        self.w_n.append(int(self.c_n[winner]))
-        self.w_avg.append(float(self.c_avg[winner]))
-        self.w_sd.append(float(self.c_sd[winner]))
+        self.win[j] = winner
+        self.best[j] = total
+        self.gbits[j] = gbits
+        self.w_n[j] = self.c_n[winner]
+        self.w_avg[j] = self.c_avg[winner]
+        self.w_sd[j] = self.c_sd[winner]
 
     def _extend_open(self, j: int, rn: int, ravg: float, rsd: float) -> None:
         """Add run j to candidates 0..j-1, with jumpavg's float operations in its order."""
@@ -411,7 +527,7 @@ class MdlState:
 
     def groups(self) -> list[Group]:
         """The current partition, as jumpavg's classify would return it for all runs so far."""
-        count = len(self.runs)
+        count = self._count
         if count == 0:
             return []
         raw: list[tuple[int, int, tuple[int, float, float], float]] = []
@@ -419,9 +535,9 @@ class MdlState:
         j = count - 1
         live = True
         while end > 0:
-            start = self.win[j]
-            stats = (self.w_n[j], self.w_avg[j], self.w_sd[j])
-            bits = self.gbits[j]
+            start = int(self.win[j])
+            stats = (int(self.w_n[j]), float(self.w_avg[j]), float(self.w_sd[j]))
+            bits = float(self.gbits[j])
             if not live:
                 stats = _restat(*stats)
                 if j == 0:  # never cached by jumpavg: counted on the frozen copy
@@ -440,26 +556,26 @@ class MdlState:
         return out
 
     def __len__(self) -> int:
-        return len(self.runs)
+        return self._count
 
     # -- serialisation -----------------------------------------------------
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-friendly snapshot (floats round-trip exactly through JSON)."""
-        n = len(self.runs)
+        n = self._count
         out: dict[str, Any] = {
             "version": 1,
             "unit_arg": self.unit_arg,
             "sbps_arg": self.sbps_arg,
             "max_value": self.max_value,
             "unit": self.unit,
-            "runs": [list(r) for r in self.runs],
+            "runs": [list(r) for r in self.runs],  # [count, avg, stdev] per run
         }
         for name in _ARRAYS:
             arr = getattr(self, name)[:n]
             out[name] = [None if isinstance(v, float) and math.isnan(v) else v for v in arr.tolist()]
         for name in _STEPS:
-            out[name] = list(getattr(self, name))
+            out[name] = getattr(self, name)[:n].tolist()
         return out
 
     @classmethod
@@ -470,10 +586,15 @@ class MdlState:
         state = cls(data["unit_arg"], data["sbps_arg"])
         state.max_value = float(data["max_value"])
         state.unit = float(data["unit"])
-        runs = [(int(n), float(a), float(s)) for n, a, s in data["runs"]]
+        runs = data["runs"]
         n = len(runs)
         state._reserve(max(n, 1))
-        state.runs = runs
+        state._count = n
+        if n:
+            counts, avgs, sds = zip(*runs)
+            state.r_n[:n] = np.array([int(v) for v in counts], dtype=np.int64)
+            state.r_avg[:n] = np.array(avgs, dtype=float)
+            state.r_sd[:n] = np.array(sds, dtype=float)
         state.c_n[:n] = np.asarray(data["c_n"], dtype=np.int64)
         for name in ("c_avg", "c_sd", "c_prev", "c_base"):
             getattr(state, name)[:n] = np.array([np.nan if v is None else v for v in data[name]], dtype=float)
@@ -482,12 +603,8 @@ class MdlState:
         with np.errstate(invalid="ignore"):
             p = state.c_prev[:n] / state.unit if n else state.c_prev[:0]
             state.c_lognorm[:n] = np.log2(p * p - (p - 1) * top + top * top / 2)
-        state.win = [int(v) for v in data["win"]]
-        state.best = [float(v) for v in data["best"]]
-        state.gbits = [float(v) for v in data["gbits"]]
-        state.w_n = [int(v) for v in data["w_n"]]
-        state.w_avg = [float(v) for v in data["w_avg"]]
-        state.w_sd = [float(v) for v in data["w_sd"]]
+        for name in _STEPS:
+            getattr(state, name)[:n] = np.array(data[name], dtype=np.int64 if name in _INTS else float)
         return state
 
 

@@ -10,7 +10,17 @@ import jumpavg
 import numpy as np
 import pytest
 
+from pal.analysis import mdl
 from pal.analysis.mdl import Group, MdlInputError, MdlState, classify
+
+
+@pytest.fixture(params=["compiled", "numpy"], autouse=True)
+def search_path(request, monkeypatch):
+    """Every test here runs on both search paths: the Numba kernel and the NumPy fallback."""
+    if request.param == "compiled" and mdl._load_kernel() is None:
+        pytest.skip("numba is not installed")
+    monkeypatch.setattr(mdl, "USE_NUMBA", request.param == "compiled")
+    return request.param
 
 
 def oracle(values, unit=None, sbps=None):
