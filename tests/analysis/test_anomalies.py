@@ -116,3 +116,43 @@ def test_all_missing_and_length_mismatch():
     assert np.isnan(result.trend).all() and len(result.trend) == 3
     with pytest.raises(ValueError):
         analyse([1.0, 2.0], [1], direction=+1)
+
+
+def test_valid_samples_numbers_in_one_pass():
+    # Plain numbers, whatever their container: NaN and None are missing, the rest in order.
+    expected_pos, expected_vals = [0, 2, 3, 5], [10.0, 11.5, 3.0, 7.25]
+    for values in (
+        np.array([10.0, NAN, 11.5, 3.0, NAN, 7.25]),
+        [10.0, NAN, 11.5, 3, None, 7.25],
+        np.array([10.0, None, 11.5, 3.0, NAN, 7.25], dtype=object),
+        np.array([10.0, NAN, 11.5, 3.0, NAN, 7.25], dtype=np.float32),
+    ):
+        positions, compact = valid_samples(values)
+        assert positions.dtype == np.int64 and positions.tolist() == expected_pos
+        assert np.asarray(compact, dtype=float).tolist() == expected_vals
+    ints = valid_samples(np.array([4, 0, 9]))
+    assert ints[0].tolist() == [0, 1, 2] and ints[1].tolist() == [4.0, 0.0, 9.0]
+    empty = valid_samples(np.array([]))
+    assert empty[0].tolist() == [] and len(empty[1]) == 0
+
+
+def test_valid_samples_trial_lists_of_equal_length_stay_lists():
+    # A 2-D shape is trial lists, not numbers: each run is a list (NaN trials dropped).
+    positions, compact = valid_samples([[1.0, 2.0], [NAN, NAN], [3.0, NAN]])
+    assert positions.tolist() == [0, 2] and compact == [[1.0, 2.0], [3.0]]
+    with pytest.raises(ValueError):
+        valid_samples([1.0, "not a number"])
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_array_and_list_inputs_analyse_alike(seed):
+    rng = np.random.default_rng(seed)
+    values = 1e7 * np.where(np.arange(120) < 60, 1.0, 0.85) * (1 + rng.normal(0, 0.01, 120))
+    values[rng.random(120) < 0.1] = NAN
+    builds = np.arange(500, 620)
+    as_array = analyse(values, builds, direction=+1)
+    as_list = analyse([None if math.isnan(v) else v for v in values.tolist()], builds, direction=+1)
+    assert as_array.groups == as_list.groups and as_array.anomalies == as_list.anomalies
+    np.testing.assert_array_equal(as_array.trend, as_list.trend)
+    assert as_array.state.to_dict() == as_list.state.to_dict()
+    assert [a.kind for a in as_array.anomalies] == ["regression"] and as_array.anomalies[0].index >= 60

@@ -5,10 +5,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from pal.analysis.anomalies import analyse
-from pal.analysis.compliance import compliance, week_runs
+from pal.analysis.compliance import _nanos, compliance, week_runs
 from pal.model import Anomaly, Compliance, TrendGroup
 from pal.spec import Windows
 
@@ -128,3 +129,34 @@ def test_end_to_end_with_mdl():
     assert got.short_term_change == pytest.approx((after - before) / before * 100)
     assert got.long_term_change == pytest.approx((after - before) / before * 100)
     assert (got.regressions, got.progressions) == (1, 0)
+
+
+def test_times_read_as_nanoseconds_whatever_their_form():
+    # 2024-01-01T06:00:00Z = 1704088800 s since the epoch; NaT is the minimum int64.
+    ns = 1_704_088_800 * 10**9
+    nat = np.iinfo(np.int64).min
+    day = 86_400 * 10**9
+    forms = [
+        np.array(["2024-01-01T06:00:00", "NaT", "2024-01-02T06:00:00"], dtype="datetime64[ns]"),
+        np.array(["2024-01-01T06:00:00", "NaT", "2024-01-02T06:00:00"], dtype="datetime64[s]"),
+        np.array(["2024-01-01T06:00:00", "NaT", "2024-01-02T06:00:00"], dtype="datetime64[us]"),
+        ["2024-01-01T06:00:00Z", None, "2024-01-02T06:00:00Z"],
+        ["2024-01-01T08:00:00+02:00", None, "2024-01-02T07:00:00+01:00"],
+        pd.Series(pd.to_datetime(["2024-01-01T06:00:00", None, "2024-01-02T06:00:00"])),
+    ]
+    for times in forms:
+        assert _nanos(times, 3).tolist() == [ns, nat, ns + day], times
+    assert _nanos(None, 3) is None
+    with pytest.raises(ValueError, match="3 trend values but 2 times"):
+        _nanos(forms[0][:2], 3)
+
+
+def test_string_times_count_days_like_datetime64():
+    # The day window of test_long_term_window_days_and_runs_whichever_first with the times as
+    # ISO strings (pandas reads those in microseconds): still 180 days, window 23..49.
+    trend = np.array([200.0] * 20 + [150.0] * 20 + [100.0] * 20)
+    times = daily(60, every_days=5)
+    as_text = [t + "Z" for t in np.datetime_as_string(times, unit="s")]  # no fraction: read in µs
+    got = compliance(trend, as_text, [], WINDOWS, False, +1)
+    assert got.long_term_change == pytest.approx((100 - 150) / 150 * 100)
+    assert got == compliance(trend, times, [], WINDOWS, False, +1)
