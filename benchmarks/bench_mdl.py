@@ -1,19 +1,23 @@
-"""MDL speed: pal.analysis.mdl against jumpavg 0.4.2 on the same series, in one run.
+"""MDL speed: pal.analysis.mdl (compiled kernel and NumPy fallback) against jumpavg 0.4.2, in one run.
 
-    python -m benchmarks.bench_mdl          # N=1,000 both; N=5,000 pal only
-    python -m benchmarks.bench_mdl --full   # also jumpavg at N=5,000 (~100 s)
+    python -m benchmarks.bench_mdl          # N=1,000 vs jumpavg; N=5,000 pal only; daily case
+    python -m benchmarks.bench_mdl --full   # also jumpavg at N=5,000 (~100 s), NumPy on all 6,000
 
-Prints times, the speed ratio and whether the outputs are identical (boundaries, labels,
-averages, stdevs and bits), plus the cost of appending runs to a saved state.
+Prints times, speed ratios and whether the outputs are identical (boundaries, labels, averages,
+stdevs and bits); the daily case: 6,000 series of 180 runs fully classified (compiled vs the
+NumPy fallback) against the saved-state route (JSON load + from_dict + extend(1 run) + to_dict +
+JSON dump), plus the first-call cost (numba import + load or compile of the kernel).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import time
 
+from pal.analysis import mdl
 from pal.analysis.mdl import MdlState, classify
 
 
@@ -52,19 +56,84 @@ def _jumpavg(values):
     return out
 
 
+def _numpy_path(fn, *args):
+    """fn(*args) on the NumPy fallback (the module's switch, restored afterwards)."""
+    saved, mdl.USE_NUMBA = mdl.USE_NUMBA, False
+    try:
+        return fn(*args)
+    finally:
+        mdl.USE_NUMBA = saved
+
+
+def daily_case(count: int, runs: int, numpy_count: int) -> None:
+    """The PA job's case: every series recomputed in full vs continued from a saved state."""
+    data = [series(runs + 1, seed=10_000 + k) for k in range(count)]
+
+    def full(items) -> list:
+        return [[(g.start, g.end, g.avg, g.bits) for g in classify(v)] for v in items]
+
+    t_full, got = _timed(full, data, repeat=2)
+    subset = data[:numpy_count]
+    t_np, expected = _timed(lambda: _numpy_path(full, subset))
+    t_np_all = t_np * count / numpy_count
+    same = got[:numpy_count] == expected
+    scope = "" if numpy_count == count else f" (measured on {numpy_count}, scaled)"
+    print(f"{count:,} series of {runs} runs, full classify: compiled {t_full:6.2f} s"
+          f"  NumPy path {t_np_all:6.2f} s{scope}  ratio {t_np_all / t_full:5.1f}x  identical {same}", flush=True)
+
+    saved = [json.dumps(MdlState.start(v[:runs]).to_dict()) for v in data]
+
+    def via_state() -> list:
+        out = []
+        for text, v in zip(saved, data):
+            state = MdlState.from_dict(json.loads(text))
+            state.extend(v[runs:])
+            json.dumps(state.to_dict())
+            out.append([(g.start, g.end, g.avg, g.bits) for g in state.groups()])
+        return out
+
+    t_state, from_state = _timed(via_state, repeat=2)
+    print(f"{count:,} series, saved state + 1 run (JSON load, from_dict, extend, to_dict, dump): {t_state:6.2f} s"
+          f"  full recompute / saved state {t_full / t_state:5.2f}  identical {from_state == got}", flush=True)
+
+
+def first_call(cache_dir: str | None = None) -> float:
+    """Seconds of the first classify in a fresh interpreter (numba import, kernel load/compile).
+
+    cache_dir: a Numba cache directory to use (an empty one measures the compile).
+    """
+    import subprocess
+    import sys
+
+    env = dict(os.environ, **({"NUMBA_CACHE_DIR": cache_dir} if cache_dir else {}))
+    code = "import time, pal.analysis.mdl as m; t = time.perf_counter(); m.classify([1.0, 2.0]); print(time.perf_counter() - t)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    return float(out.stdout)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--full", action="store_true", help="also run jumpavg at N=5,000 (~100 s)")
     args = parser.parse_args(argv)
 
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as cache:
+        cold = first_call(cache)
+    print(f"first classify in a fresh process: numba import + compile {cold:.2f} s,"
+          f" numba import + cached kernel {first_call():.2f} s", flush=True)
     for n in (1000, 5000):
         values = series(n)
         t_pal, got = _timed(_pal, values, repeat=3)
-        line = f"N={n:5d}  pal {t_pal * 1e3:9.1f} ms  groups {len(got)}"
+        t_np, plain = _timed(lambda: _numpy_path(_pal, values))
+        line = (f"N={n:5d}  compiled {t_pal * 1e3:8.2f} ms  NumPy path {t_np * 1e3:8.1f} ms"
+                f"  ({t_np / t_pal:4.0f}x)  groups {len(got)}  paths identical {got == plain}")
         if n == 1000 or args.full:
             t_ref, expected = _timed(_jumpavg, values)
             line += f"  jumpavg {t_ref:7.2f} s  ratio {t_ref / t_pal:6.0f}x  identical {got == expected}"
         print(line, flush=True)
+
+    daily_case(6000, 180, 6000 if args.full else 600)
 
     # Incremental: a saved 5,000-run state, append 1 and 10 runs, versus a full recompute.
     values = series(5010)
