@@ -96,6 +96,21 @@ def daily_case(count: int, runs: int, numpy_count: int) -> None:
     print(f"{count:,} series, saved state + 1 run (JSON load, from_dict, extend, to_dict, dump): {t_state:6.2f} s"
           f"  full recompute / saved state {t_full / t_state:5.2f}  identical {from_state == got}", flush=True)
 
+    dicts = [json.loads(text) for text in saved]
+
+    def via_dict() -> list:
+        out = []
+        for d, v in zip(dicts, data):
+            state = MdlState.from_dict(d)
+            state.extend(v[runs:])
+            state.to_dict()
+            out.append([(g.start, g.end, g.avg, g.bits) for g in state.groups()])
+        return out
+
+    t_dict, from_dict = _timed(via_dict, repeat=2)
+    print(f"{count:,} series, saved state + 1 run without JSON (from_dict, extend, to_dict): {t_dict:6.2f} s"
+          f"  full recompute / saved state {t_full / t_dict:5.2f}  identical {from_dict == got}", flush=True)
+
 
 def first_call(cache_dir: str | None = None) -> float:
     """Seconds of the first classify in a fresh interpreter (numba import, kernel load/compile).
@@ -106,7 +121,8 @@ def first_call(cache_dir: str | None = None) -> float:
     import sys
 
     env = dict(os.environ, **({"NUMBA_CACHE_DIR": cache_dir} if cache_dir else {}))
-    code = "import time, pal.analysis.mdl as m; t = time.perf_counter(); m.classify([1.0, 2.0]); print(time.perf_counter() - t)"
+    code = ("import time, pal.analysis.mdl as m\n"
+            "t = time.perf_counter(); m.classify([1.0, 2.0]); print(time.perf_counter() - t)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
     return float(out.stdout)
 
