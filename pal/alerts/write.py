@@ -52,12 +52,13 @@ def write_alert_outputs(out_dir: Path, alerts: list[Alert], results: list[Series
     fail_on = spec.alerts.fail_on
     paths: dict[str, Path] = {}
 
-    def put(name: str, target: Path, make: Callable[[], str | bytes]) -> None:
+    def put(name: str, target: Path, make: Callable[[], str | bytes | None]) -> None:
+        """Write what ``make`` returns (None: ``make`` wrote ``target`` itself, atomically)."""
         try:
             data = make()
             if isinstance(data, str):
                 write_text(target, data)
-            else:
+            elif data is not None:
                 write_bytes(target, data)
             paths[name] = target
         except (OSError, ValueError) as exc:
@@ -88,9 +89,18 @@ def write_alert_outputs(out_dir: Path, alerts: list[Alert], results: list[Series
     formats = spec.outputs.exports
     if formats:
         frame = export.series_frame(results, builds)
-        makers = {"csv": export.csv_bytes, "parquet": export.parquet_bytes, "json": export.json_bytes}
+
+        def csv_file(target: Path) -> None:  # streamed to the file: the 300 MB text is never held whole
+            export.write_csv(frame, target)
+
+        makers: dict[str, Callable[[Path], bytes | None]] = {
+            "csv": csv_file,
+            "parquet": lambda _: export.parquet_bytes(frame),
+            "json": lambda _: export.json_bytes(frame),
+        }
         for fmt in sorted(set(formats)):
-            put(f"series.{fmt}", out_dir / "exports" / f"series.{fmt}", lambda fmt=fmt: makers[fmt](frame))
+            target = out_dir / "exports" / f"series.{fmt}"
+            put(f"series.{fmt}", target, lambda fmt=fmt, target=target: makers[fmt](target))
     report.count("alerts.alerts", len(alerts))
     report.count("alerts.failing", sum(a.fails(fail_on) for a in alerts))
     log.info("alerts: %d alerts (%d new, %d acked), exit code %d under fail-on %s", len(alerts),

@@ -1,0 +1,88 @@
+"""The per-job CSV download: exact text of a hand-made job, and the cell-by-cell csv.writer form."""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+
+import numpy as np
+import pandas as pd
+
+from pal.render.buildinfo import BuildIndex
+from pal.render.downloads import job_csv
+from pal.render.escape import csv_cell
+from pal.render.graphs import time_labels
+from tests.render.factory import make_result, times_for
+
+JOB = "csit-vpp-perf-mrr-daily-master-2n-icx"
+OTHER = "csit-vpp-perf-mrr-daily-master-3n-alt"
+
+
+def facts_for(rows: list[tuple[str, int, str | None]]) -> BuildIndex:
+    return BuildIndex(pd.DataFrame(rows, columns=["job", "build", "dut_version"]).assign(testbed="tb"), None)
+
+
+def cell_by_cell(job, results, facts) -> str:
+    """The download written one cell at a time with ``csv.writer`` (repr of each finite value)."""
+    results = sorted((r for r in results if r.key.job == job), key=lambda r: (r.key.test_id, r.key.metric))
+    dates: dict[int, str] = {}
+    columns = []
+    for r in results:
+        col = {}
+        for b, t, v in zip(r.builds.tolist(), time_labels(r.times), np.asarray(r.values, float).tolist()):
+            dates.setdefault(int(b), t or "")
+            col[int(b)] = v
+        columns.append(col)
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["build", "date", "version", *(csv_cell(f"{r.key.test_id} [{r.key.metric}]") for r in results)])
+    for b in sorted(dates):
+        vals = [col.get(b, math.nan) for col in columns]
+        w.writerow([b, dates[b], csv_cell(facts.get(job, b).version),
+                    *(repr(v) if math.isfinite(v) else "" for v in vals)])
+    return buf.getvalue()
+
+
+def test_hand_made_job_exact_text():
+    """Series "=b" (first by test id) lacks build 5, has a NaN and an inf, and dates builds 6-8 at 05:00;
+    build 5 takes its date from series "t.a,1"; a foreign job's series is left out."""
+    a = make_result([1e7, 2.5e7, 100.0, 21752588.29], job=JOB, test_id="t.a,1", first_build=5)
+    b = make_result([3.0, math.nan, math.inf], job=JOB, test_id="=b", metric="ndr", first_build=6)
+    b.times = times_for(3, np.datetime64("2022-01-02T05:00:00", "ns"))
+    other = make_result([7.0], job=OTHER, test_id="t.other", first_build=5)
+    facts = facts_for([(JOB, 5, "22.02-rc0~5"), (JOB, 6, "-bad,v"), (JOB, 7, None)])
+    assert job_csv(JOB, [a, other, b], facts) == (
+        'build,date,version,\'=b [ndr],"t.a,1 [mrr]"\n'
+        "5,2022-01-01 03:00,22.02-rc0~5,,10000000.0\n"
+        "6,2022-01-02 05:00,\"'-bad,v\",3.0,25000000.0\n"
+        "7,2022-01-03 05:00,,,100.0\n"
+        "8,2022-01-04 05:00,,,21752588.29\n"
+    )
+
+
+def test_job_without_series_is_the_header_only():
+    assert job_csv(JOB, [make_result([1.0], job=OTHER)], facts_for([])) == "build,date,version\n"
+
+
+def test_random_jobs_match_cell_by_cell():
+    rng = np.random.default_rng(9)
+    results = []
+    for i in range(40):
+        n = int(rng.integers(1, 30))
+        values = np.round(rng.normal(2e7, 1e6, n), int(rng.integers(0, 4)))
+        values[rng.random(n) < 0.1] = math.nan
+        values[rng.random(n) < 0.02] = -math.inf
+        values[rng.random(n) < 0.05] = rng.choice([0.0, -0.0, 1e-05, 1e16, 12.0])
+        first = int(rng.integers(1, 20))
+        r = make_result(values, job=JOB if i % 3 else OTHER, test_id=f"tests.x.t{i % 17}", metric=["mrr", "ndr"][i % 2],
+                        first_build=first)
+        keep = np.sort(rng.choice(n, size=max(1, n - int(rng.integers(0, 3))), replace=False))  # gaps in builds
+        r.builds, r.values = r.builds[keep], r.values[keep]
+        r.times = times_for(len(keep), np.datetime64("2022-01-01T03:00", "ns") + np.timedelta64(int(first) * 3600, "s"))
+        if i == 5:
+            r.times[0] = np.datetime64("NaT")
+        results.append(r)
+    facts = facts_for([(JOB, b, f"v{b}" if b % 4 else None) for b in range(60)])
+    for job in (JOB, OTHER):
+        assert job_csv(job, results, facts) == cell_by_cell(job, results, facts)
