@@ -21,6 +21,7 @@ prefixes numpy's pairwise summation (``_numpy_sum``), so the floats are those of
 from __future__ import annotations
 
 import bisect
+import functools
 import math
 
 import numpy as np
@@ -44,10 +45,20 @@ def _linear_index(n: int, q: float) -> tuple[int, int, float]:
     return below, min(below + 1, n - 1), virtual - below
 
 
-def _lerp(a, b, t: float):
-    """numpy's ``_lerp``: from the nearer neighbour, so that t = 0 and t = 1 are exact."""
+def _lerp(a: np.ndarray, b: np.ndarray, t: float) -> np.ndarray:
+    """numpy's ``_lerp`` with one weight: from the nearer neighbour (t = 0 and t = 1 exact)."""
     diff = b - a
     return b - diff * (1 - t) if t >= 0.5 else a + diff * t
+
+
+@functools.lru_cache(maxsize=64)
+def _quartile_points(first: int, stop: int) -> tuple[tuple[int, int, int, float, int, int, float, int, int, float], ...]:
+    """Per history length h in [first, stop): the neighbours and weights of Q1, Q2, Q3.
+
+    A pure function of (first, stop), memoised: every series uses the same few lengths.
+    """
+    return tuple((h, *_linear_index(h, 0.25), *_linear_index(h, 0.5), *_linear_index(h, 0.75))
+                 for h in range(first, stop))
 
 
 def _numpy_sum(values: list[float]) -> float:
@@ -80,34 +91,44 @@ def _numpy_sum(values: list[float]) -> float:
     return total
 
 
-def _prefix_stats(valid: np.ndarray, first: int, stop: int) -> tuple[list[float], list[float], list[float]]:
-    """MM, TMA, TMSD of ``valid[:h]`` for h in [first, stop), as ``tma.window_stats`` has them.
+def _prefix_stats(valid: np.ndarray, first: int, stop: int) -> list[tuple[float, float, float]]:
+    """(MM, TMA, TMSD) of ``valid[:h]`` for h in [first, stop), as ``tma.window_stats`` has them.
 
     Plain floats, few calls: this runs for every series on every run (cProfile counts calls).
     """
     values = valid[: stop - 1].tolist()
     ordered = sorted(values[: first - 1])
-    mm, tma, tmsd = [], [], []
-    for h in range(first, stop):
+    out = []
+    for h, lo1, hi1, t1, lo2, hi2, t2, lo3, hi3, t3 in _quartile_points(first, stop):
         bisect.insort(ordered, values[h - 1])
-        quart = []
-        for q in _QUARTILES:  # numpy's linear method and _lerp, written out
-            virtual = (h - 1) * q
-            lo = math.floor(virtual)
-            t = virtual - lo
-            a, b = ordered[lo], ordered[min(lo + 1, h - 1)]
-            quart.append(b - (b - a) * (1 - t) if t >= 0.5 else a + (b - a) * t)
-        q1, q2, q3 = quart
+        # numpy's linear quantiles and _lerp (see _lerp), written out for Q1, Q2, Q3
+        a, b = ordered[lo1], ordered[hi1]
+        q1 = b - (b - a) * (1 - t1) if t1 >= 0.5 else a + (b - a) * t1
+        a, b = ordered[lo2], ordered[hi2]
+        q2 = b - (b - a) * (1 - t2) if t2 >= 0.5 else a + (b - a) * t2
+        a, b = ordered[lo3], ordered[hi3]
+        q3 = b - (b - a) * (1 - t3) if t3 >= 0.5 else a + (b - a) * t3
         iqr = q3 - q1
         low, high = q1 - 1.5 * iqr, q3 + 1.5 * iqr
-        kept = [v for v in values[:h] if low <= v <= high]
+        if low <= ordered[0] and ordered[-1] <= high:  # no outlier (the common case)
+            kept = values[:h]
+        else:
+            kept = [v for v in values[:h] if low <= v <= high]
         k = len(kept)
-        mean = _numpy_sum(kept) / k if k else math.nan  # none kept only with inf among the values
-        sd = math.sqrt(_numpy_sum([(v - mean) * (v - mean) for v in kept]) / (k - 1)) if k > 1 else 0.0
-        mm.append(q2)
-        tma.append(mean)
-        tmsd.append(sd)
-    return mm, tma, tmsd
+        if k < 8:  # numpy's short sums, inline: from 0.0, left to right
+            total = 0.0
+            for v in kept:
+                total += v
+            mean = total / k if k else math.nan  # none kept only with inf among the values
+            total = 0.0
+            for v in kept:
+                d = v - mean
+                total += d * d
+        else:
+            mean = _numpy_sum(kept) / k
+            total = _numpy_sum([(v - mean) * (v - mean) for v in kept])
+        out.append((q2, mean, math.sqrt(total / (k - 1)) if k > 1 else 0.0))
+    return out
 
 
 def _window_stats(valid: np.ndarray, window: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -123,8 +144,7 @@ def _window_stats(valid: np.ndarray, window: int) -> tuple[np.ndarray, np.ndarra
     cnt = keep.sum(axis=1)
     mean = np.where(keep, w, 0.0).sum(axis=1) / cnt
     dev = np.where(keep, w - mean[:, None], 0.0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        sd = np.where(cnt > 1, np.sqrt((dev * dev).sum(axis=1) / (cnt - 1)), 0.0)
+    sd = np.where(cnt > 1, np.sqrt((dev * dev).sum(axis=1) / np.maximum(cnt - 1, 1)), 0.0)  # no 0/0
     return q2, mean, sd
 
 
@@ -142,7 +162,7 @@ def rolling_bands(values: np.ndarray, window: int = DEFAULTS["window"], min_hist
         stats[:, window:] = _window_stats(valid, window)
     first, stop = max(min_history, 1), min(window, len(valid) + 1)
     if first < stop <= _PAIRWISE_BLOCK + 1:
-        stats[:, first:stop] = _prefix_stats(valid, first, stop)
+        stats[:, first:stop] = np.array(_prefix_stats(valid, first, stop)).T
     else:  # prefixes longer than numpy's pairwise block: judged one by one
         for hist in range(first, stop):
             st = window_stats(valid[:hist])
