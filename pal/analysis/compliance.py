@@ -115,7 +115,7 @@ def compliance(
     """
     trend = np.asarray(trend, dtype=np.float64)
     nanos = _nanos(times, len(trend))
-    valid = np.flatnonzero(~np.isnan(trend))
+    valid = (~np.isnan(trend)).nonzero()[0]
     if len(valid) == 0:
         return Compliance(math.nan, 0, math.nan, math.nan, 0, 0)
     last = len(valid) - 1
@@ -129,10 +129,10 @@ def compliance(
     if nanos is not None and nanos[valid[last]] != _NAT:
         cutoff = nanos[valid[last]] - int(windows.long_term_days) * _NS_PER_DAY
         # the first valid sample inside; there is one: the last sample itself
-        far = max(far, int(np.argmax(nanos[valid] >= cutoff)))
+        far = max(far, int((nanos[valid] >= cutoff).argmax()))
     far = min(far, week_ago)
     window = trend[valid[far : week_ago + 1]]
-    reference = float(window.max() if direction >= 0 else window.min())
+    reference = float(np.maximum.reduce(window) if direction >= 0 else np.minimum.reduce(window))
     long = _percent(value, reference)
 
     recent: list[Anomaly] = []
