@@ -120,6 +120,7 @@ class Pages:
         self.info = info
         self.env = make_env(templates_dir)
         self._series = self.env.get_template("series.html")
+        self._cells: BuildCells | None = None
 
     def render(self, name: str, root: str, page_title: str, scripts: list[str] | None = None, **ctx: object) -> str:
         return self.env.get_template(name).render(
@@ -133,7 +134,7 @@ class Pages:
         )
 
     def write_series(self, site: Path, result: SeriesResult, facts: BuildIndex, extras: SeriesExtras) -> None:
-        """The drill-down of one series: data/<slug>.js, svg/<slug>.svg and s/<slug>.html."""
+        """The drill-down of one series: data/<slug>.js and s/<slug>.html (its static SVG inline)."""
         key = result.key
         problem = misaligned(result)
         if problem:
@@ -142,12 +143,12 @@ class Pages:
         nic = str(result.attrs.get("nic") or "")
         name = short_name(key, nic)
         labels = graphs.time_labels(result.times)
-        (site / "data" / f"{slug}.js").write_text(js_assign("series", slug, graphs.series_payload(result, labels)),
+        (site / "data" / f"{slug}.js").write_text(js_assign("series", slug, graphs.series_data(result, labels)),
                                                   "utf-8")
         chart = graphs.detail_chart(result, f"{name} ({key.metric})")
-        (site / "svg" / f"{slug}.svg").write_text(svg.render_svg(chart), "utf-8")
-        html = self._series.render(self._series_context(result, slug, name, facts, extras, svg_height(chart), labels))
-        (site / "s" / f"{slug}.html").write_text(html, "utf-8")
+        ctx = self._series_context(result, slug, name, facts, extras, svg_height(chart), labels)
+        ctx["svg"] = Markup(svg.render_svg(chart))  # built from escaped text only (xml_text)
+        (site / "s" / f"{slug}.html").write_text(self._series.render(ctx), "utf-8")
 
     def _series_context(self, r: SeriesResult, slug: str, name: str, facts: BuildIndex,
                         extras: SeriesExtras, height: int, times: list[str | None]) -> dict:
@@ -174,7 +175,9 @@ class Pages:
                 "evidence": sorted((str(k), str(v)) for k, v in a.evidence.items()),
             })
         has_stdev = bool(np.isfinite(np.asarray(r.stdevs, dtype=float)).any())
-        recent = runs_table(r, times, facts, links, sc.divisor, sc.digits + 2, has_stdev)
+        if self._cells is None or self._cells.facts is not facts:
+            self._cells = BuildCells(links, facts)
+        recent = runs_table(r, times, self._cells, sc.divisor, sc.digits + 2, has_stdev)
         comp = r.compliance
         gkey = group_key(r)
         return {
@@ -216,30 +219,67 @@ class Pages:
         }
 
 
-def runs_table(r: SeriesResult, times: list[str | None], facts: BuildIndex, links: Links, divisor: float,
+class BuildCells:
+    """Escaped HTML cells of one (job, build): its link, DUT version and testbed.
+
+    The same few hundred builds appear in the runs table of thousands of series; their cells
+    are escaped once per ``Pages`` instead of once per row.
+    """
+
+    def __init__(self, links: Links, facts: BuildIndex):
+        self._links = links
+        self.facts = facts
+        self._cache: dict[tuple[str, int], tuple[str, str]] = {}
+
+    def get(self, job: str, build: int) -> tuple[str, str]:
+        """(``<td>build link</td>``, ``<td>version</td><td>testbed</td>``)."""
+        k = (job, build)
+        cells = self._cache.get(k)
+        if cells is None:
+            label = escape(build_label(job, build))
+            url = self._links.build(job, build)
+            link = f'<a href="{escape(url)}">{label}</a>' if url else label
+            f = self.facts.get(job, build)
+            tail = f"<td>{escape(f.version)}</td><td>{escape(f.testbed)}</td>"
+            cells = self._cache[k] = (f"<td>{link}</td>", tail)
+        return cells
+
+
+def _fixed(values: np.ndarray, digits: int) -> list[str]:
+    """``fmt`` of a whole array at once: fixed decimals, blank for NaN/inf."""
+    if values.size == 0:
+        return []
+    out = (f"%.{digits}f\n" * values.size % tuple(values.tolist())).split("\n")[:-1]
+    for i in np.flatnonzero(~np.isfinite(values)).tolist():
+        out[i] = ""
+    return out
+
+
+def runs_table(r: SeriesResult, times: list[str | None], cells: BuildCells, divisor: float,
                digits: int, has_stdev: bool) -> list[Markup]:
     """Rows of the last RECENT_RUNS runs, newest first, as ready HTML.
 
-    Built here rather than in the template: it is the hot part of thousands of pages. Every
-    text that is not a number we formatted (labels, URLs, versions, testbeds) is escaped.
+    Built here rather than in the template: it is the hot part of thousands of pages. Texts
+    are escaped (build cells by ``BuildCells``; time labels are digits from numpy).
     """
     key = r.key
-    values = np.asarray(r.values, dtype=float)
-    n = len(values)
+    n = len(r.values)
+    lo = max(0, n - RECENT_RUNS)
+    sel = slice(n - 1, lo - 1 if lo > 0 else None, -1)
+    values = np.asarray(r.values, dtype=float)[sel]
+    shown = _fixed(values / divisor, digits)
+    trend = _fixed(np.asarray(r.trend, dtype=float)[sel] / divisor, digits)
+    sds = _fixed(np.asarray(r.stdevs, dtype=float)[sel] / divisor, digits) if has_stdev else None
+    builds = np.asarray(r.builds)[sel].tolist()
     rows = []
-    for i in range(n - 1, max(-1, n - 1 - RECENT_RUNS), -1):
-        b = int(r.builds[i])
-        f = facts.get(key.job, b)
-        label = escape(build_label(key.job, b))
-        url = links.build(key.job, b)
-        build = f'<a href="{escape(url)}">{label}</a>' if url else label
-        missing = not math.isfinite(values[i])
-        value = "missing" if missing else fmt(values[i] / divisor, digits)
-        sd = f"<td>{fmt(r.stdevs[i] / divisor, digits)}</td>" if has_stdev else ""
+    for j, i in enumerate(range(n - 1, lo - 1, -1)):
+        build, tail = cells.get(key.job, int(builds[j]))
+        missing = not shown[j]
+        value = "missing" if missing else shown[j]
+        sd = f"<td>{sds[j]}</td>" if sds is not None else ""
         rows.append(Markup(
-            f"<tr{MISSING_CLASS if missing else ''}><td>{build}</td><td>{escape(times[i] or '')}</td>"
-            f"<td>{value}</td>{sd}<td>{fmt(r.trend[i] / divisor, digits)}</td><td>{escape(f.version)}</td>"
-            f"<td>{escape(f.testbed)}</td></tr>"
+            f"<tr{MISSING_CLASS if missing else ''}>{build}<td>{escape(times[i] or '')}</td>"
+            f"<td>{value}</td>{sd}<td>{trend[j]}</td>{tail}</tr>"
         ))
     return rows
 

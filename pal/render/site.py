@@ -17,9 +17,12 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import dataclasses
+from dataclasses import dataclass
 import logging
 import os
 import shutil
+import tempfile
+import threading
 from concurrent.futures import ProcessPoolExecutor
 from datetime import datetime
 from pathlib import Path
@@ -53,6 +56,8 @@ SUBDIRS = ("static", "data", "data/jobs", "svg", "s", "g", "stats", "downloads")
 MAX_TRACES = 10  # tests per group graph; more are split over several graphs
 POOL_MIN_SERIES = 300  # below this a process pool costs more than it saves
 FAILURES_SHOWN = 10
+OLD_PREFIX = ".site-old-"
+CLEANUP_THREAD = "pal-site-cleanup"
 
 
 def render_site(
@@ -73,7 +78,8 @@ def render_site(
 
     ``changed`` names the series whose pages are re-rendered; the others are taken from the
     previous site when it has them (None: render all). Problems with one series are recorded
-    in ``report`` (stage "render") and the rest goes on.
+    in ``report`` (stage "render") and the rest goes on. The previous site is deleted by a
+    background thread after the swap (``wait_for_cleanup`` joins it; so does interpreter exit).
     """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -81,6 +87,7 @@ def render_site(
     tmp = out_dir / f".site-new-{os.getpid()}"
     if tmp.exists():
         shutil.rmtree(tmp)
+    stale = sorted(out_dir.glob(f"{OLD_PREFIX}*"))  # old sites a killed run did not finish deleting
     for d in SUBDIRS:
         (tmp / d).mkdir(parents=True)
     templates_dir = Path(templates_dir) if templates_dir else DEFAULT_TEMPLATES
@@ -90,7 +97,8 @@ def render_site(
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    swap_dirs(tmp, target)
+    old = swap_dirs(tmp, target)
+    remove_in_background([*stale, old] if old else stale)
     return target / "index.html"
 
 
@@ -117,30 +125,75 @@ def _write(tmp: Path, previous: Path, results: list[SeriesResult], samples: pd.D
         (tmp / "data" / "jobs" / f"{safe_slug(job)}.js").write_text(body, "utf-8")
 
     extras = _extras(results, samples, alerts)
-    todo = []
-    reused = 0
-    for r in results:
-        if changed is not None and r.key not in changed and _reuse(previous, tmp, series_files(r.key.slug())):
-            reused += 1
-        else:
-            todo.append((r, extras.get(r.key, SeriesExtras())))
-    for item, message in _render_series(tmp, info, templates_dir, facts, todo, workers):
-        report.add("render", item, message)
-    report.count("render.series_pages", len(todo))
-    report.count("render.series_reused", reused)
-
     changed_groups = None if changed is None else {group_key(r) for r in results if r.key in changed}
-    group_links = _write_groups(tmp, previous, pages, results, changed_groups)
-    _write_jobs(tmp, pages, jobs, results, builds, facts, info.links)
-    _write_index(tmp, pages, results, samples, builds, report, alerts, jobs, group_links, info.links)
-    log.info("render: %d series pages written, %d kept from the previous site", len(todo), reused)
+    tasks, reused = _plan(tmp, previous, results, extras, changed, changed_groups)
+    todo = sum(len(t.render) for t in tasks)
+    group_links = _group_links(tasks)
+    pool = _pool(workers, todo)
+    try:
+        if pool is None:
+            problems = _render_groups(str(tmp), str(previous), info, str(templates_dir), facts, tasks)
+        else:  # the pool draws series and group pages while this process writes jobs and the index
+            futures = [pool.submit(_render_groups, str(tmp), str(previous), info, str(templates_dir), facts, c)
+                       for c in _balanced(tasks, _workers(workers) * 4)]
+        _write_jobs(tmp, pages, jobs, results, builds, facts, info.links)
+        _write_index(tmp, pages, results, samples, builds, report, alerts, jobs, group_links, info.links)
+        if pool is not None:
+            problems = [p for f in futures for p in f.result()]
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+    for item, message in problems:
+        report.add("render", item, message)
+    report.count("render.series_pages", todo)
+    report.count("render.series_reused", reused)
+    log.info("render: %d series pages written, %d kept from the previous site", todo, reused)
 
 
-# --------------------------------------------------------------------------- series pages
+# --------------------------------------------------------------------------- series and group pages
+
+
+@dataclass(frozen=True)
+class GroupTask:
+    """One group page (testbed x NIC x area) and the drill-downs of its series to draw again."""
+
+    key: tuple[str, str, str]
+    members: list[SeriesResult]  # every series on the page, sorted
+    render: list[tuple[SeriesResult, SeriesExtras]]  # drill-downs to write (the others were kept)
+    changed: bool  # False: its graphs may be taken from the previous site
+
+    @property
+    def slug(self) -> str:
+        return safe_slug(*self.key)
 
 
 def series_files(slug: str) -> list[str]:
-    return [f"s/{slug}.html", f"data/{slug}.js", f"svg/{slug}.svg"]
+    return [f"s/{slug}.html", f"data/{slug}.js"]
+
+
+def _plan(tmp: Path, previous: Path, results: list[SeriesResult], extras: dict, changed: set | None,
+          changed_groups: set | None) -> tuple[list[GroupTask], int]:
+    """Group the series and keep unchanged drill-downs from the previous site (hard links)."""
+    groups: dict[tuple[str, str, str], list[SeriesResult]] = {}
+    for r in results:
+        groups.setdefault(group_key(r), []).append(r)
+    tasks, reused = [], 0
+    for gkey in sorted(groups):
+        render = []
+        for r in groups[gkey]:
+            if changed is not None and r.key not in changed and _reuse(previous, tmp, series_files(r.key.slug())):
+                reused += 1
+            else:
+                render.append((r, extras.get(r.key, SeriesExtras())))
+        tasks.append(GroupTask(gkey, groups[gkey], render, changed_groups is None or gkey in changed_groups))
+    return tasks, reused
+
+
+def _group_links(tasks: list[GroupTask]) -> dict[str, list[dict]]:
+    links: dict[str, list[dict]] = {}
+    for t in tasks:
+        links.setdefault(t.key[0], []).append({"href": f"g/{t.slug}.html", "label": " ".join(p for p in t.key[1:] if p)})
+    return links
 
 
 def _reuse(previous: Path, tmp: Path, rel: Iterable[str]) -> bool:
@@ -157,32 +210,87 @@ def _reuse(previous: Path, tmp: Path, rel: Iterable[str]) -> bool:
     return True
 
 
-def _render_chunk(site: str, info: SiteInfo, templates_dir: str, facts: BuildIndex,
-                  items: Sequence[tuple[SeriesResult, SeriesExtras]]) -> list[tuple[str, str]]:
-    """Render drill-downs; returns (series, problem) for those that could not be rendered."""
+def _workers(workers: int | None) -> int:
+    return workers if workers is not None else min(os.cpu_count() or 1, 4)
+
+
+def _pool(workers: int | None, todo: int) -> ProcessPoolExecutor | None:
+    """A process pool when it pays: 2 workers draw 6,000 drill-downs 1.8x faster than one process."""
+    n = _workers(workers)
+    if n <= 1 or todo < POOL_MIN_SERIES:
+        return None
+    return ProcessPoolExecutor(max_workers=n)
+
+
+def _balanced(tasks: list[GroupTask], n: int) -> list[list[GroupTask]]:
+    """About ``n`` consecutive chunks with similar numbers of drill-downs to draw."""
+    total = sum(len(t.render) + 1 for t in tasks)
+    size = max(1, -(-total // max(n, 1)))
+    chunks: list[list[GroupTask]] = [[]]
+    load = 0
+    for t in tasks:
+        if load >= size:
+            chunks.append([])
+            load = 0
+        chunks[-1].append(t)
+        load += len(t.render) + 1
+    return [c for c in chunks if c]
+
+
+def _render_groups(site: str, previous: str, info: SiteInfo, templates_dir: str, facts: BuildIndex,
+                   tasks: Sequence[GroupTask]) -> list[tuple[str, str]]:
+    """Drill-downs and group pages; returns (series, problem) for drill-downs that could not be rendered."""
     pages = Pages(info, Path(templates_dir))
+    root, prev = Path(site), Path(previous)
     problems = []
-    for result, extra in items:
-        try:
-            pages.write_series(Path(site), result, facts, extra)
-        except (ValueError, TypeError, IndexError, KeyError, OSError) as exc:
-            problems.append((series_key_text(result.key), f"drill-down not rendered: {exc}"))
+    for task in tasks:
+        for result, extra in task.render:
+            try:
+                pages.write_series(root, result, facts, extra)
+            except (ValueError, TypeError, IndexError, KeyError, OSError) as exc:
+                problems.append((series_key_text(result.key), f"drill-down not rendered: {exc}"))
+        _write_group(root, prev, pages, task)
     return problems
 
 
-def _render_series(site: Path, info: SiteInfo, templates_dir: Path, facts: BuildIndex,
-                   todo: list, workers: int | None) -> list[tuple[str, str]]:
-    workers = workers if workers is not None else min(os.cpu_count() or 1, 4)
-    if workers <= 1 or len(todo) < POOL_MIN_SERIES:
-        return _render_chunk(str(site), info, str(templates_dir), facts, todo)
-    size = max(50, len(todo) // (workers * 4))
-    chunks = [todo[i:i + size] for i in range(0, len(todo), size)]
-    problems: list[tuple[str, str]] = []
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        futures = [pool.submit(_render_chunk, str(site), info, str(templates_dir), facts, c) for c in chunks]
-        for f in futures:
-            problems += f.result()
-    return problems
+def _write_group(tmp: Path, previous: Path, pages: Pages, task: GroupTask) -> None:
+    """One page per testbed x NIC x area; one graph per metric x frame size x cores (<= 10 tests)."""
+    gkey, gslug = task.key, task.slug
+    slugs = {id(r): r.key.slug() for r in task.members}  # a slug is a hash: once per series
+    by_graph: dict[tuple[str, str, str], list[SeriesResult]] = {}
+    for r in task.members:
+        by_graph.setdefault(graph_key(r), []).append(r)
+    graphs_ctx = []
+    for n, (gk, members) in enumerate(_chunks(by_graph)):
+        metric, fs, cores = gk
+        title = " ".join(p for p in (group_label(gkey), fs, cores, metric) if p)
+        name = f"g-{gslug}-{n}.svg"
+        chart = graphs.group_chart(title, members)
+        if task.changed or not _reuse(previous, tmp, [f"svg/{name}"]):
+            (tmp / "svg" / name).write_text(svg.render_svg(chart), "utf-8")
+        graphs_ctx.append({
+            "title": title,
+            "svg": name,
+            "height": svg_height(chart),
+            "slugs": [slugs[id(m)] for m in members],
+            "members": [{"slug": slugs[id(m)], "name": short_name(m.key, str(m.attrs.get("nic") or "")),
+                         "verdict": m.verdict} for m in members],
+        })
+    job_scripts = sorted({f"../data/jobs/{safe_slug(r.key.job)}.js" for r in task.members})
+    data_scripts = [f"../data/{slugs[id(r)]}.js" for r in task.members]
+    html = pages.render("group.html", "../", group_label(gkey),
+                        ["../static/plotly.min.js", *job_scripts, *data_scripts, "../static/graph.js"],
+                        label=group_label(gkey), testbed=gkey[0], graphs=graphs_ctx)
+    (tmp / "g" / f"{gslug}.html").write_text(html, "utf-8")
+
+
+def _chunks(by_graph: dict) -> list[tuple[tuple, list[SeriesResult]]]:
+    out = []
+    for gk in sorted(by_graph):
+        members = by_graph[gk]
+        for i in range(0, len(members), MAX_TRACES):
+            out.append((gk, members[i:i + MAX_TRACES]))
+    return out
 
 
 def _extras(results: list[SeriesResult], samples: pd.DataFrame, alerts: list | None) -> dict[SeriesKey, SeriesExtras]:
@@ -212,57 +320,6 @@ def _ack_text(alert: object) -> str:
         return f"acknowledged: {reason}" if reason else "acknowledged"
     snippet = getattr(alert, "ack_snippet", None) or ""
     return f"not acknowledged; to acknowledge, add to acks.yaml:\n{snippet}" if snippet else "not acknowledged"
-
-
-# --------------------------------------------------------------------------- group pages
-
-
-def _write_groups(tmp: Path, previous: Path, pages: Pages, results: list[SeriesResult],
-                  changed_groups: set | None) -> dict[str, list[dict]]:
-    """One page per testbed x NIC x area; one graph per metric x frame size x cores (<= 10 tests)."""
-    groups: dict[tuple[str, str, str], list[SeriesResult]] = {}
-    for r in results:
-        groups.setdefault(group_key(r), []).append(r)
-    links: dict[str, list[dict]] = {}
-    for gkey in sorted(groups):
-        gslug = safe_slug(*gkey)
-        by_graph: dict[tuple[str, str, str], list[SeriesResult]] = {}
-        for r in groups[gkey]:
-            by_graph.setdefault(graph_key(r), []).append(r)
-        graphs_ctx = []
-        for n, (gk, members) in enumerate(_chunks(by_graph)):
-            metric, fs, cores = gk
-            title = " ".join(p for p in (group_label(gkey), fs, cores, metric) if p)
-            name = f"g-{gslug}-{n}.svg"
-            chart = graphs.group_chart(title, members)
-            keep = changed_groups is not None and gkey not in changed_groups and _reuse(previous, tmp, [f"svg/{name}"])
-            if not keep:
-                (tmp / "svg" / name).write_text(svg.render_svg(chart), "utf-8")
-            graphs_ctx.append({
-                "title": title,
-                "svg": name,
-                "height": svg_height(chart),
-                "slugs": [m.key.slug() for m in members],
-                "members": [{"slug": m.key.slug(), "name": short_name(m.key, str(m.attrs.get("nic") or "")),
-                             "verdict": m.verdict} for m in members],
-            })
-        job_scripts = sorted({f"../data/jobs/{safe_slug(r.key.job)}.js" for r in groups[gkey]})
-        data_scripts = [f"../data/{r.key.slug()}.js" for r in groups[gkey]]
-        html = pages.render("group.html", "../", group_label(gkey),
-                            ["../static/plotly.min.js", *job_scripts, *data_scripts, "../static/graph.js"],
-                            label=group_label(gkey), testbed=gkey[0], graphs=graphs_ctx)
-        (tmp / "g" / f"{gslug}.html").write_text(html, "utf-8")
-        links.setdefault(gkey[0], []).append({"href": f"g/{gslug}.html", "label": " ".join(p for p in gkey[1:] if p)})
-    return links
-
-
-def _chunks(by_graph: dict) -> list[tuple[tuple, list[SeriesResult]]]:
-    out = []
-    for gk in sorted(by_graph):
-        members = by_graph[gk]
-        for i in range(0, len(members), MAX_TRACES):
-            out.append((gk, members[i:i + MAX_TRACES]))
-    return out
 
 
 # --------------------------------------------------------------------------- jobs, index
@@ -383,23 +440,46 @@ _RENAME_EXCHANGE = 2
 _AT_FDCWD = -100
 
 
-def swap_dirs(new: Path, target: Path) -> None:
+def swap_dirs(new: Path, target: Path) -> Path | None:
     """Put ``new`` at ``target``; the old site stays until the new one is complete.
 
     Linux: one atomic renameat2(RENAME_EXCHANGE), so readers never see a missing site.
-    Elsewhere: two renames (a moment without ``target``), then the old tree is removed.
+    Elsewhere: two renames (a moment without ``target``). Returns the directory that now holds
+    the old site, renamed to a unique ``.site-old-*`` beside ``target``, for the caller to delete.
     """
+    old = Path(tempfile.mkdtemp(prefix=OLD_PREFIX, dir=target.parent))
     if target.exists() and _exchange(new, target):
-        shutil.rmtree(new)  # now holds the old site
-        return
-    old = target.with_name(f".site-old-{os.getpid()}")
+        os.rename(new, old / "site")  # ``new`` now holds the old site
+        return old
     if target.exists():
-        if old.exists():
-            shutil.rmtree(old)
-        os.rename(target, old)
+        os.rename(target, old / "site")
     os.rename(new, target)
-    if old.exists():
-        shutil.rmtree(old)
+    return old
+
+
+def remove_in_background(paths: Sequence[Path]) -> threading.Thread | None:
+    """Delete old site trees without holding up the run (unlinking ~13,000 files takes seconds).
+
+    A non-daemon thread: the interpreter joins it before the process exits, so a finished run
+    leaves nothing behind; a run killed meanwhile leaves a ``.site-old-*`` the next run deletes.
+    """
+    if not paths:
+        return None
+    t = threading.Thread(target=_remove_all, args=(list(paths),), name=CLEANUP_THREAD, daemon=False)
+    t.start()
+    return t
+
+
+def wait_for_cleanup(timeout: float | None = None) -> None:
+    """Join the deletions ``render_site`` left running in this process (tests, long-lived callers)."""
+    for t in threading.enumerate():
+        if t.name == CLEANUP_THREAD and t is not threading.current_thread():
+            t.join(timeout)
+
+
+def _remove_all(paths: list[Path]) -> None:
+    for p in paths:
+        shutil.rmtree(p, ignore_errors=True)
 
 
 def _exchange(a: Path, b: Path) -> bool:

@@ -1,5 +1,6 @@
 /* Interactive Plotly graphs from the per-series data files (data/*.js set window.PAL).
-   Each div.pal-graph names its series; its sibling <img> (static SVG) is hidden once drawn. */
+   Each div.pal-graph names its series; its sibling static SVG (an <img>, or inline in a
+   div.static-graph) is hidden once drawn. */
 (function () {
   "use strict";
   var PAL = window.PAL || { series: {}, jobs: {} };
@@ -88,7 +89,7 @@
     };
     div.classList.add("drawn");
     Plotly.newPlot(div, traces, layout, { displaylogo: false, responsive: true }).then(function () {
-      var img = div.parentNode.querySelector("img");
+      var img = div.parentNode.querySelector("img, div.static-graph");
       if (img) { img.hidden = true; }
       div.setAttribute("data-drawn", "1");
     });

@@ -44,7 +44,7 @@ GRAPH = """div => {
     progressions: t("anomaly-progression").map(tr => tr.y).flat(),
     bands: t("band").length, text: t("samples")[0].text,
     buttons: div.layout.xaxis.rangeselector.buttons.map(b => b.label), ytitle: div.layout.yaxis.title.text,
-    imgHidden: div.parentNode.querySelector("img").hidden,
+    imgHidden: div.parentNode.querySelector("div.static-graph").hidden,
   };
 }"""
 
@@ -133,6 +133,8 @@ def test_pages_are_readable_under_jenkins_csp_without_any_script(site, page, tmp
                 js: document.documentElement.getAttribute("data-pal-js"), plotly: typeof window.Plotly,
                 pal: typeof window.PAL, drawn: document.querySelectorAll("[data-drawn]").length,
                 imgs: Array.from(document.images).map(i => [i.complete, i.naturalWidth]),
+                statics: Array.from(document.querySelectorAll("div.static-graph svg")).map(
+                    s => [s.width.baseVal.value, s.querySelectorAll("path.samples").length]),
                 headerBg: getComputedStyle(document.querySelector("header.top")).backgroundColor,
             })""")
             assert (state["js"], state["plotly"], state["pal"], state["drawn"]) == (None, "undefined", "undefined", 0)
@@ -142,8 +144,8 @@ def test_pages_are_readable_under_jenkins_csp_without_any_script(site, page, tmp
                 assert page.locator("table.dash").first.is_visible()
                 assert not page.locator("form#filter").is_visible()  # controls need scripts: hidden
             else:
-                assert state["imgs"] == [[True, 760]]  # the static SVG graph
-                assert page.locator("img").is_visible() and page.locator("table.anomalies").is_visible()
+                assert state["imgs"] == [] and state["statics"] == [[760, 1]]  # the static SVG graph, inline
+                assert page.locator("div.static-graph svg").is_visible() and page.locator("table.anomalies").is_visible()
             page.screenshot(path=str(tmp_path / f"csp-{rel.replace('/', '_')}.png"), full_page=True)
 
 

@@ -81,10 +81,15 @@ def test_index_has_csit_tables_rows_and_counts(site):
 def test_untrusted_text_is_escaped_in_every_output(site):
     root, results, _ = site
     evil_slug = results[2].key.slug()
-    for rel in ("index.html", f"s/{evil_slug}.html", f"svg/{evil_slug}.svg", f"data/{evil_slug}.js",
+    group_svg = next((root / "svg").glob("g-2n-icx-10ge2p1x710-ip4-*.svg")).relative_to(root)
+    for rel in ("index.html", f"s/{evil_slug}.html", str(group_svg), f"data/{evil_slug}.js",
                 f"s/{results[1].key.slug()}.html", f"s/{results[0].key.slug()}.html"):
         text = (root / rel).read_text("utf-8")
         assert EVIL not in text, rel
+    # the drill-down's inline SVG: its title is escaped text inside the <svg> element
+    page = (root / f"s/{evil_slug}.html").read_text("utf-8")
+    inline = page[page.index('<div class="static-graph"'):page.index("</svg>")]
+    assert '<text x="380.0" y="16" text-anchor="middle" font-size="13">10ge2p1x710-=1+&lt;script&gt;' in inline
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in (root / "index.html").read_text("utf-8")
     assert "\\u003cscript\\u003e" in (root / f"data/{evil_slug}.js").read_text("utf-8")
 
@@ -142,6 +147,7 @@ def test_rerun_is_byte_identical_and_pool_gives_the_same_bytes(tmp_path, monkeyp
     assert a.keys() == b.keys() and all(a[k] == b[k] for k in a)
     render(tmp_path / "a", workers=1)
     assert all_files(tmp_path / "a" / "site") == a
+    site_mod.wait_for_cleanup()
     assert [p.name for p in (tmp_path / "a").iterdir()] == ["site"]  # no temporary directory left behind
 
 
@@ -174,7 +180,22 @@ def test_failed_render_keeps_the_previous_site(tmp_path, monkeypatch):
     with pytest.raises(RuntimeError):
         render(tmp_path)
     assert all_files(index.parent) == before
+    site_mod.wait_for_cleanup()
     assert [p.name for p in tmp_path.iterdir()] == ["site"]
+
+
+def test_previous_site_is_deleted_after_the_swap_and_leftovers_of_a_killed_run_too(tmp_path):
+    index, results, _ = render(tmp_path)
+    old_page = index.parent / "s" / f"{results[0].key.slug()}.html"
+    first = old_page.stat().st_ino
+    leftover = tmp_path / ".site-old-killed" / "site" / "s"
+    leftover.mkdir(parents=True)
+    (leftover / "x.html").write_text("old", "utf-8")
+    index, _, _ = render(tmp_path)
+    site_mod.wait_for_cleanup()
+    assert [p.name for p in tmp_path.iterdir()] == ["site"]
+    # the page at the same path is the new render's file, not the old one
+    assert old_page.is_file() and old_page.stat().st_ino != first
 
 
 def test_bad_series_is_reported_and_the_rest_rendered(tmp_path):
