@@ -182,7 +182,7 @@ def cmd_analyse(args: argparse.Namespace) -> int:
     report = RunReport()
     store = Store(spec.store_dir)
     history = load_history(spec, store, datetime.now(timezone.utc), report)
-    results, _ = analyse(spec, history, store.load_state("mdl"), report)
+    results = analyse(spec, history, report)
     rows = [{
         "job": r.key.job, "test_id": r.key.test_id, "metric": r.key.metric, "test_set": r.test_set,
         "trend": r.compliance.trend, "runs": r.compliance.runs,

@@ -1,8 +1,9 @@
 """The PA job: download, parse into the store, analyse, alert, render — one function per stage.
 
 ``run(spec, options)`` is what ``pal run`` calls. Only builds not yet in the store are
-parsed; each MDL series extends its saved state; only pages of changed series are rendered
-again. The result equals a from-scratch run on the same inputs (``--full``).
+parsed; every series of the window is analysed again (the compiled MDL search makes that
+cheaper than keeping states); only pages of changed series are rendered again. The result
+equals a from-scratch run on the same inputs (``--full``).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from pal.spec import Spec
 
 log = logging.getLogger("pal")
 
+#: the MDL states earlier versions saved; removed from a store on its next run
 MDL_STATE = "mdl"
 DIGEST_STATE = "digests"
 #: the analyse stage maps chunks of series over the run's executor only with this many workers
@@ -241,15 +243,14 @@ def _map_distinct(column: pd.Series, mapping: dict[str, str]) -> pd.Series:
     return pd.Series(mapped[codes], index=column.index, dtype="string")
 
 
-def analyse(spec: Spec, history: History, states: dict[str, dict], report: RunReport,
-            executor: Any = None) -> tuple[list[SeriesResult], dict[str, dict]]:
-    """Every series of the history, from its saved MDL state; chunks of series on ``executor`` if given."""
+def analyse(spec: Spec, history: History, report: RunReport, executor: Any = None) -> list[SeriesResult]:
+    """Every series of the history; chunks of series on ``executor`` if given."""
     inputs = split_series(history.samples, spec)
     single = single_testbed_jobs(history.builds, spec)
-    results, new_states = analyse_all(inputs, spec, single, states, executor=executor)
+    results = analyse_all(inputs, spec, single, executor=executor)
     report.count("series", len(results))
     report.count("series.regressions", sum(r.compliance.regressions > 0 for r in results))
-    return results, new_states
+    return results
 
 
 def digest(result: SeriesResult, alerts: Iterable[Any] = ()) -> str:
@@ -310,10 +311,8 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
             steps.start("analyse", "history from the store")
             history = load_history(spec, store, now, report)
             _check_upstream(options.upstream, history, report)
-            states = {} if options.full else store.load_state(MDL_STATE)
             on_executor = workers >= ANALYSE_MIN_WORKERS or (kind == "dask" and bool(scheduler))
-            results, new_states = analyse(spec, history, states, report, executor if on_executor else None)
-            del states
+            results = analyse(spec, history, report, executor if on_executor else None)
             steps.done(f"{len(results)} series from {len(history.builds)} builds")
 
         steps.start("alerts")
@@ -337,7 +336,7 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
         steps.done(f"{len(changed)} series pages rendered again, index {index}")
 
         steps.start("save", "store states and the run report")
-        store.save_state(MDL_STATE, new_states)
+        store.drop_state(MDL_STATE)
         store.save_state(DIGEST_STATE, digests)
         store.save_alerts([_alert_dict(a) for a in alerts])
     code = exit_code_for(alerts, spec.alerts.fail_on)

@@ -144,9 +144,9 @@ def test_only_small_items_cross_to_workers(outcomes: dict[str, Any]) -> None:
                     assert len(pickle.dumps(frag)) < MAX_ITEM_BYTES and frag.path and frag.rows > 0
             else:
                 assert label == "series chunks analysed"
-                for series, spec, single, states in items:
+                for series, spec, single in items:
                     assert 0 < len(series) <= CHUNK and not any(isinstance(x, pd.DataFrame) for x in series)
-                    assert len(pickle.dumps((series, single, states))) < MAX_SERIES_BYTES * len(series)
+                    assert len(pickle.dumps((series, single))) < MAX_SERIES_BYTES * len(series)
         labels = [c[1] for c in o["calls"]]
         # inline: no chunks (one worker); pools: 30 series in chunks of 8
         assert labels == (["parsed"] if name == "inline" else ["parsed", "series chunks analysed"])

@@ -5,7 +5,7 @@ Layout::
 
     <store>/manifest.json                                  builds, fragment paths, schema version
     <store>/samples/job=<job>/<build>-<sha8>-<id>.parquet  one fragment per (job, build)
-    <store>/state/<name>.json                              MDL states (series key -> state)
+    <store>/state/<name>.json                              saved states (series key -> state: page digests)
     <store>/alerts.json                                    the previous run's alerts
     <store>/staging/                                       fragments written by workers
     <store>/.lock                                          the single-writer lock (holder's pid)
@@ -272,6 +272,15 @@ class Store:
                 raise TypeError(f"state keys must be strings, got {bad[0]!r} in state {name!r}")
             text = json.dumps({"schema_version": SCHEMA_VERSION, "states": states}, sort_keys=True, default=json_safe)
             write_text_atomic(self._state_path(name), text)
+
+    def drop_state(self, name: str) -> bool:
+        """Remove the states saved under ``name``; False if there were none."""
+        with self.lock():
+            path = self._state_path(name)
+            if not path.exists():
+                return False
+            path.unlink()
+            return True
 
     def load_state(self, name: str) -> dict[str, Any]:
         """The states saved under ``name`` ({} if none)."""
