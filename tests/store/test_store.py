@@ -175,6 +175,7 @@ def test_state_and_alerts(store):
     assert store.load_state(JOB2) == {}
     with pytest.raises(TypeError, match="state keys must be strings"):
         store.save_state(JOB, {("a", "b"): 1})
+    assert store.drop_state(JOB) is True and store.load_state(JOB) == {} and store.drop_state(JOB) is False
     store.save_alerts([{"test_id": "t", "kind": "regression", "build": 7, "time": T0, "change": float("nan")}])
     (alert,) = store.load_alerts()
     assert alert["time"] == "2022-01-24T03:00:00+00:00" and alert["build"] == 7 and math.isnan(alert["change"])
