@@ -58,6 +58,8 @@ def _as_numbers(values: Sequence[Any] | np.ndarray) -> np.ndarray | None:
     """The runs as one float64 array when every run is a plain number (or None), else None."""
     if isinstance(values, np.ndarray) and values.dtype.kind in "fiub":
         arr = values.astype(np.float64, copy=False)
+    elif isinstance(values, (list, tuple)) and values and isinstance(values[0], (list, tuple, np.ndarray)):
+        return None  # trial lists: no need to let NumPy find out
     else:
         try:
             arr = np.asarray(values, dtype=np.float64)  # None -> NaN, as a missing run
@@ -74,8 +76,8 @@ def valid_samples(values: Sequence[Any] | np.ndarray) -> tuple[np.ndarray, np.nd
     """
     numbers = _as_numbers(values)
     if numbers is not None:
-        positions = np.flatnonzero(~np.isnan(numbers))
-        return positions.astype(np.int64, copy=False), numbers[positions]
+        positions = (~np.isnan(numbers)).nonzero()[0].astype(np.int64, copy=False)
+        return positions, numbers[positions]
     found: list[int] = []
     compact: list[float | list[float]] = []
     for i, value in enumerate(values):
@@ -105,13 +107,15 @@ def to_trend_groups(groups: Sequence[Group], positions: np.ndarray, direction: i
 
 
 def trend_array(groups: Sequence[TrendGroup], length: int, positions: np.ndarray) -> np.ndarray:
-    """The group average at every valid run, NaN at missing runs."""
+    """The group average at every valid run, NaN at missing runs.
+
+    A group's valid runs are a slice of ``positions`` (ascending), found by two binary
+    searches; a later group wins where spans overlap.
+    """
     trend = np.full(length, np.nan)
-    valid = np.zeros(length, dtype=bool)
-    valid[positions] = True
+    search = positions.searchsorted
     for g in groups:
-        span = slice(g.start, g.end)
-        trend[span] = np.where(valid[span], g.avg, np.nan)
+        trend[positions[search(g.start) : search(g.end)]] = g.avg
     return trend
 
 

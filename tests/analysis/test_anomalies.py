@@ -9,7 +9,7 @@ import jumpavg
 import numpy as np
 import pytest
 
-from pal.analysis.anomalies import analyse, valid_samples
+from pal.analysis.anomalies import analyse, trend_array, valid_samples
 from pal.analysis.mdl import MdlState
 from pal.model import TrendGroup
 
@@ -156,3 +156,14 @@ def test_array_and_list_inputs_analyse_alike(seed):
     np.testing.assert_array_equal(as_array.trend, as_list.trend)
     assert as_array.state.to_dict() == as_list.state.to_dict()
     assert [a.kind for a in as_array.anomalies] == ["regression"] and as_array.anomalies[0].index >= 60
+
+
+def test_trend_array_spans_and_missing_runs():
+    # Valid runs 0, 1, 3, 4, 6, 8; groups [0, 2) at 5.0, [3, 7) at 7.0, [8, 9) at 6.0; run 2
+    # lies between groups, runs 5 and 7 failed, run 9 is past the last group.
+    positions = np.array([0, 1, 3, 4, 6, 8], dtype=np.int64)
+    groups = [TrendGroup(0, 2, 5.0, 0.0, 2, "normal"), TrendGroup(3, 7, 7.0, 0.0, 3, "progression"),
+              TrendGroup(8, 9, 6.0, 0.0, 1, "regression")]
+    got = trend_array(groups, 10, positions)
+    np.testing.assert_array_equal(got, [5.0, 5.0, NAN, 7.0, 7.0, NAN, 7.0, NAN, 6.0, NAN])
+    assert np.isnan(trend_array([], 3, np.array([0, 2], dtype=np.int64))).all()
