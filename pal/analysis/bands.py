@@ -8,7 +8,8 @@ every series of a CSIT-sized history needs its bands on every run.
 Two kinds of history:
 
 * full windows (``window`` valid runs before the sample): one sorted sliding-window matrix,
-  outliers masked to 0.0 in the sums;
+  outliers masked to 0.0 in the sums (so equal to ``window_stats`` within 1e-12, and bit for
+  bit to the bands pal has always published);
 * short prefixes (``min_history`` .. ``window - 1`` runs, a handful per series): plain Python
   floats on one growing sorted list, bit for bit the numbers of ``tma.window_stats``; on a
   dozen values that is several times cheaper than any NumPy call sequence.
