@@ -1,0 +1,166 @@
+"""CSV exports at CSIT scale: exports/series.csv and the site's per-job downloads, against pandas.
+
+    python -m benchmarks.bench_exports                      # 4 jobs x 1,500 tests x 176 builds (1.05 M rows)
+    python -m benchmarks.bench_exports --tests 300          # smaller
+    python -m benchmarks.bench_exports --export out/exports/series.parquet   # a real run's export
+
+Times are CPU seconds of this process (user + system). References, measured in the same run
+on the same data: ``DataFrame.to_csv`` of the neutralised
+frame (what ``csv_bytes`` did before) and the per-job download written cell by cell with
+``csv.writer``. Both outputs are checked byte for byte against their reference.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import math
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from pal.alerts.export import _DANGEROUS, _TEXT, csv_bytes, series_frame, write_csv
+from pal.model import Anomaly, SeriesKey, SeriesResult, TrendGroup
+from pal.render.buildinfo import BuildIndex
+from pal.render.downloads import job_csv
+from pal.render.escape import csv_cell
+from pal.render.graphs import time_labels
+
+JOBS = ["csit-vpp-perf-mrr-daily-master-2n-icx", "csit-vpp-perf-mrr-daily-master-2n-spr",
+        "csit-vpp-perf-mrr-daily-master-3n-alt", "csit-vpp-perf-mrr-daily-master-3n-icx"]
+
+
+def synthetic(tests: int, builds: int, seed: int = 1) -> tuple[list[SeriesResult], pd.DataFrame]:
+    """MRR series as a daily job has them: 3-decimal pps values, a level shift in 1 of 10, 2 % missing."""
+    rng = np.random.default_rng(seed)
+    results, rows = [], []
+    t0 = np.datetime64("2026-01-01T04:00:00", "ns")
+    for j, job in enumerate(JOBS):
+        times = t0 + (np.arange(builds) * 86400 + rng.integers(0, 3600, builds)).astype("timedelta64[s]")
+        for b in range(builds):
+            rows.append({"job": job, "build": 100 + b, "testbed": f"10.30.51.{46 + b % 2}",
+                         "dut_version": f"26.10-rc0~{b // 3}-g{b:09x}~b{4000 + b // 3}"})
+        for t in range(tests):
+            level = rng.uniform(1e6, 4e7)
+            values = np.round(rng.normal(level, level * 0.005, builds), 3)
+            cut = builds - int(rng.integers(3, 30)) if rng.random() < 0.1 else builds
+            values[cut:] *= 0.9
+            values[rng.random(builds) < 0.02] = np.nan
+            groups = [TrendGroup(0, cut, float(np.nanmean(values[:cut])), 0.0, cut, "normal")]
+            anomalies = []
+            if cut < builds:
+                groups.append(TrendGroup(cut, builds, float(np.nanmean(values[cut:])), 0.0, builds - cut, "regression"))
+                anomalies.append(Anomaly(cut, "regression", 100 + cut, 99 + cut, 0, 0, 0, 0, -0.1, builds - cut))
+            trend = np.empty(builds)
+            for g in groups:
+                trend[g.start:g.end] = g.avg
+            trend[np.isnan(values)] = np.nan
+            name = f"{[64, 1518, 9000][t % 3]}b-{1 + t % 4}t{1 + t % 4}c-test{t}-mrr"
+            results.append(SeriesResult(
+                key=SeriesKey(job, f"tests.vpp.perf.ip4.2n1l-25ge2p1xxv710-ethip4-ip4base-mrr.{name}", "mrr"),
+                builds=np.arange(100, 100 + builds, dtype=np.int64), times=times.copy(), values=values,
+                stdevs=np.abs(rng.normal(level * 0.005, level * 0.001, builds)), trend=trend, groups=groups,
+                anomalies=anomalies, compliance=None, verdict="normal", direction=1, detector="mdl",
+                test_set="mrr", attrs={"topo_arch": job[-6:], "nic": "25ge2p1xxv710", "frame_size": "64B",
+                                       "cores": f"{1 + t % 4}C"}))
+    return results, pd.DataFrame(rows)
+
+
+def from_export(path: Path) -> tuple[list[SeriesResult], pd.DataFrame]:
+    """Series rebuilt from a run's exports/series.parquet (values, trend, groups, labels, facts)."""
+    df = pd.read_parquet(path)
+    results = []
+    for (job, test_id, metric), g in df.groupby(["job", "test_id", "metric"], sort=False):
+        group = g["group"].to_numpy(dtype=np.float64, na_value=np.nan)
+        glabel, label = g["group_label"].tolist(), g["label"].tolist()
+        groups = []
+        for gi in np.unique(group[~np.isnan(group)]).astype(int).tolist():
+            idx = np.flatnonzero(group == gi)
+            groups.append(TrendGroup(int(idx[0]), int(idx[-1]) + 1, 0.0, 0.0, len(idx), glabel[idx[0]]))
+        anomalies = [Anomaly(i, k, 0, None, 0, 0, 0, 0, 0, 1) for i, k in enumerate(label)
+                     if k in ("regression", "progression")]
+        first = g.iloc[0]
+        results.append(SeriesResult(
+            key=SeriesKey(job, test_id, metric), builds=g["build"].to_numpy(),
+            times=g["build_time"].dt.tz_localize(None).to_numpy(), values=g["value"].to_numpy(),
+            stdevs=g["stdev"].to_numpy(), trend=g["trend"].to_numpy(), groups=groups, anomalies=anomalies,
+            compliance=None, verdict="normal", direction=1, detector="mdl", test_set=first["test_set"],
+            attrs={k: first[k] for k in ("topo_arch", "nic", "frame_size", "cores")}))
+    builds = df.drop_duplicates(["job", "build"])[["job", "build", "testbed", "dut_version"]]
+    return results, builds.astype({"job": object, "testbed": object, "dut_version": object})
+
+
+def pandas_csv(df: pd.DataFrame) -> bytes:
+    """The reference: neutralised text columns, strftime'd times, ``DataFrame.to_csv``."""
+    out = df.copy()
+    for col in out.columns:
+        if col in _TEXT or out[col].dtype == object:
+            text = out[col].astype("string")
+            risky = text.str.startswith(_DANGEROUS).fillna(False).astype(bool)
+            if risky.any():
+                out[col] = text.where(~risky, "'" + text)
+    out["build_time"] = pd.to_datetime(out["build_time"], utc=True).dt.strftime("%Y-%m-%dT%H:%M:%SZ")
+    buf = io.StringIO()
+    out.to_csv(buf, index=False, lineterminator="\n")
+    return buf.getvalue().encode("utf-8")
+
+
+def cell_by_cell(job: str, results: list[SeriesResult], facts: BuildIndex) -> str:
+    """The reference download: a dict per series, ``repr`` and ``csv.writer`` per cell."""
+    results = sorted((r for r in results if r.key.job == job), key=lambda r: (r.key.test_id, r.key.metric))
+    dates: dict[int, str] = {}
+    columns = []
+    for r in results:
+        col = {}
+        for b, t, v in zip(r.builds.tolist(), time_labels(r.times), np.asarray(r.values, float).tolist()):
+            dates.setdefault(int(b), t or "")
+            col[int(b)] = v
+        columns.append(col)
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["build", "date", "version", *(csv_cell(f"{r.key.test_id} [{r.key.metric}]") for r in results)])
+    for b in sorted(dates):
+        vals = [col.get(b, math.nan) for col in columns]
+        w.writerow([b, dates[b], csv_cell(facts.get(job, b).version), *(repr(v) if math.isfinite(v) else "" for v in vals)])
+    return buf.getvalue()
+
+
+def timed(fn, *args):
+    """Result and CPU seconds of the process (user + system: on a shared machine wall time is noise)."""
+    t0 = time.process_time()
+    out = fn(*args)
+    return out, time.process_time() - t0
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--tests", type=int, default=1500, help="tests per job (4 jobs)")
+    ap.add_argument("--builds", type=int, default=176)
+    ap.add_argument("--export", type=Path, help="rebuild the series from this series.parquet instead")
+    args = ap.parse_args()
+    results, builds = from_export(args.export) if args.export else synthetic(args.tests, args.builds)
+    frame, t_frame = timed(series_frame, results, builds)
+    print(f"{len(results)} series, {len(frame):,} rows; series_frame {t_frame:.2f} s")
+    csv_bytes(frame.iloc[:1000])  # first-use costs of Arrow compute out of the figures
+    ref, t_ref = timed(pandas_csv, frame)
+    new, t_new = timed(csv_bytes, frame)
+    assert new == ref, "csv_bytes differs from pandas to_csv"
+    with tempfile.TemporaryDirectory() as tmp:
+        _, t_stream = timed(write_csv, frame, Path(tmp) / "series.csv")
+        assert (Path(tmp) / "series.csv").read_bytes() == ref
+    print(f"series.csv {len(new) / 1e6:.0f} MB: pandas to_csv {t_ref:.2f} s, csv_bytes {t_new:.2f} s "
+          f"({t_ref / t_new:.1f}x), write_csv to a file {t_stream:.2f} s")
+    facts = BuildIndex(builds, None)
+    jobs = sorted({r.key.job for r in results})
+    refs, t_ref = timed(lambda: [cell_by_cell(j, results, facts) for j in jobs])
+    news, t_new = timed(lambda: [job_csv(j, results, facts) for j in jobs])
+    assert news == refs, "job_csv differs from the cell-by-cell download"
+    print(f"downloads, {len(jobs)} jobs: cell by cell {t_ref:.2f} s, job_csv {t_new:.2f} s ({t_ref / t_new:.1f}x)")
+
+
+if __name__ == "__main__":
+    main()
