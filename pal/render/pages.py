@@ -121,6 +121,18 @@ class Pages:
         self.env = make_env(templates_dir)
         self._series = self.env.get_template("series.html")
         self._cells: BuildCells | None = None
+        self._time_labels: dict[bytes, list[str | None]] = {}
+
+    def _labels(self, times: np.ndarray) -> list[str | None]:
+        """``graphs.time_labels``, once per distinct time axis: the series of a job share theirs."""
+        t = np.asarray(times).astype("datetime64[ns]")
+        k = t.tobytes()
+        labels = self._time_labels.get(k)
+        if labels is None:
+            if len(self._time_labels) > 256:
+                self._time_labels.clear()
+            labels = self._time_labels[k] = graphs.time_labels(t)
+        return labels
 
     def render(self, name: str, root: str, page_title: str, scripts: list[str] | None = None, **ctx: object) -> str:
         return self.env.get_template(name).render(
@@ -142,7 +154,7 @@ class Pages:
         slug = key.slug()
         nic = str(result.attrs.get("nic") or "")
         name = short_name(key, nic)
-        labels = graphs.time_labels(result.times)
+        labels = self._labels(result.times)
         (site / "data" / f"{slug}.js").write_text(js_assign("series", slug, graphs.series_data(result, labels)),
                                                   "utf-8")
         chart = graphs.detail_chart(result, f"{name} ({key.metric})")

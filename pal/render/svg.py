@@ -202,7 +202,22 @@ def _pts(xs: np.ndarray, ys: np.ndarray) -> str:
         return ""
     flat = np.empty(2 * n)
     flat[0::2], flat[1::2] = xs, ys
-    return ("%.1f,%.1f " * n % tuple(flat.tolist()))[:-1]
+    return _one_decimal(flat, "%s,%s ")[:-1]
+
+
+def _one_decimal(flat: np.ndarray, pattern: str) -> str:
+    """``pattern`` (two ``%s``, for x and y) repeated over ``flat`` pairs, numbers with one decimal.
+
+    Coordinates inside the canvas are non-negative: formatted as integer tenths, which
+    CPython does nearly twice as fast as ``%.1f`` (same text up to ties at .x5).
+    """
+    n = len(flat) // 2
+    if np.isfinite(flat).all() and (flat >= 0).all() and float(flat.max()) < 1e12:
+        tenths = np.rint(flat * 10).astype(np.int64)
+        parts = np.empty(2 * len(flat), dtype=np.int64)
+        parts[0::2], parts[1::2] = np.divmod(tenths, 10)
+        return pattern.replace("%s", "%d.%d") * n % tuple(parts.tolist())
+    return pattern.replace("%s", "%.1f") * n % tuple(flat.tolist())
 
 
 def _draw(it, px, py) -> str:
@@ -227,11 +242,11 @@ def _draw(it, px, py) -> str:
         flat = np.empty(2 * len(X))
         flat[0::2], flat[1::2] = X, Y
         if it.open:  # anomaly rings: few, one element each
-            one = f'<circle class="anomaly" cx="%.1f" cy="%.1f" r="{it.r}" fill="none" stroke="{it.color}" stroke-width="2"/>'
-            return one * len(X) % tuple(flat.tolist())
+            one = f'<circle class="anomaly" cx="%s" cy="%s" r="{it.r}" fill="none" stroke="{it.color}" stroke-width="2"/>'
+            return _one_decimal(flat, one)
         # samples: one path of zero-length segments with round caps draws a dot per point at a
         # fifth of the bytes of <circle> elements (a site has a million of them)
-        d = "M%.1f %.1fh0" * len(X) % tuple(flat.tolist())
+        d = _one_decimal(flat, "M%s %sh0")
         return (f'<path class="samples" d="{d}" fill="none" stroke="{it.color}" stroke-width="{2 * it.r}" '
                 f'stroke-linecap="round"/>')
     if isinstance(it, Band):
