@@ -34,3 +34,23 @@ def test_job_payload_has_version_and_testbed_per_build():
     assert p["label"] == "mrr-daily"
     assert p["builds"] == {"100": ["22.02-rc0~100-g88a9c0e02", "tb-0"], "101": ["22.02-rc0~101-g88a9c0e02", "tb-1"],
                            "102": ["22.02-rc0~102-g88a9c0e02", "tb-0"]}
+
+
+def test_data_file_holds_the_payload_numbers_with_fixed_decimals_and_null_gaps():
+    import json
+    import re
+
+    from pal.render.escape import js_assign
+    from pal.render.graphs import series_data
+
+    v = np.array([20e6, 20.2e6, np.nan, 19.8e6, 15e6, 15.5e6, 14.5e6])
+    n = len(v)
+    bands = {"mm": np.full(n, 20e6), "tma": np.full(n, 20e6), "tma_lo": np.full(n, 19e6),
+             "tma_hi": np.full(n, 21e6), "tmsd": np.full(n, 0.3e6)}
+    r = make_result(v, (4,), bands=bands, stdevs=np.full(n, 1234.6))
+    body = js_assign("series", "k", series_data(r))
+    text = re.fullmatch(r'var PAL=window\.PAL=window\.PAL\|\|\{series:\{\},jobs:\{\}\};PAL\.series\["k"\]=(.*);\n',
+                        body, re.S).group(1)
+    assert '"y":[20.000000,20.200000,null,19.800000,15.000000,15.500000,14.500000]' in text
+    assert '"sd":[0.001235,' in text  # 1234.6 pps in Mpps, 6 decimals
+    assert json.loads(text) == series_payload(r)  # the same values as the list payload, key for key

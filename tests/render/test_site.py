@@ -266,3 +266,13 @@ def test_unacked_alert_shows_the_snippet_to_copy():
     assert _ack_text(FakeAlert("abc123def456", key, "regression", ack_snippet=snippet)) == (
         "not acknowledged; to acknowledge, add to acks.yaml:\n" + snippet)
     assert _ack_text(FakeAlert("x", key, "regression", acked=True, ack_reason="VPP-1234")) == "acknowledged: VPP-1234"
+
+
+def test_pool_chunks_keep_group_order_and_balance_the_drill_downs():
+    results, _, _, _ = site_inputs()
+    tasks = [site_mod.GroupTask(("tb", "nic", str(i)), [results[0]], [(results[0], None)] * n, True)
+             for i, n in enumerate([5, 1, 1, 1, 1, 9, 0, 2])]
+    # 28 units (drill-downs + 1 per group page), 3 chunks: a chunk closes once it holds 10 or more
+    chunks = site_mod._balanced(tasks, 3)
+    assert [t for c in chunks for t in c] == tasks
+    assert [sum(len(t.render) + 1 for t in c) for c in chunks] == [6 + 2 + 2, 2 + 2 + 10, 1 + 3]

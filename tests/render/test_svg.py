@@ -80,3 +80,10 @@ def test_epoch_seconds_keeps_nat_missing():
 
 def test_empty_chart_says_no_data():
     assert "no data" in svg.render_svg(svg.Chart("x", "y"))
+
+
+def test_points_are_written_with_one_decimal_in_and_outside_the_canvas():
+    xs, ys = np.array([64.0, 100.04, 747.96]), np.array([28.0, 0.0, 259.94])
+    assert svg._pts(xs, ys) == "64.0,28.0 100.0,0.0 748.0,259.9"
+    assert svg._pts(np.array([-3.26]), np.array([2.0])) == "-3.3,2.0"  # negative: the %.1f path
+    assert svg._pts(np.array([]), np.array([])) == ""
