@@ -178,11 +178,12 @@ def iter_csv(header: Sequence[str], columns: Sequence[Cells],
         cols = []
         for i, c in enumerate(merged):
             if isinstance(c, Coded):
-                cols.append(tables[i].take(pa.array(c.codes[start:stop])))
+                col = tables[i].take(pa.array(c.codes[start:stop]))
             elif isinstance(c, Computed):
-                cols.append(c.make(start, stop))
+                col = c.make(start, stop)
             else:
-                cols.append(c.slice(start, stop - start))
+                col = c.slice(start, stop - start)
+            cols.append(_small_string(col))
         if single:
             cols[0] = pc.if_else(pc.equal(cols[0], ""), '""', cols[0])
         cols[-1] = pc.binary_join_element_wise(cols[-1], "\n", "")
@@ -190,6 +191,13 @@ def iter_csv(header: Sequence[str], columns: Sequence[Cells],
         del cols
         yield from data_views(lines)
         del lines
+
+
+def _small_string(col: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """One chunk's cells as a plain ``string`` array (Arrow joins only arrays of one type)."""
+    if isinstance(col, pa.ChunkedArray):
+        col = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
+    return col if col.type == pa.string() else col.cast(pa.string())
 
 
 def merge_coded(columns: Sequence[Cells], max_distinct: int) -> list[Cells]:

@@ -108,3 +108,9 @@ def test_single_empty_cell_row_is_quoted_as_csv_writer_does():
 
 def test_no_rows_is_the_header_only():
     assert csvtext.join_rows(["a", "b"], [pa.array([], pa.string()), pa.array([], pa.string())]) == b"a,b\n"
+
+
+def test_join_rows_takes_large_string_and_chunked_columns():
+    big = pa.chunked_array([pa.array(["a", '"b,c"'], pa.large_string()), pa.array(["d"], pa.large_string())])
+    small = pa.array(["1", "2", "3"])
+    assert csvtext.join_rows(["x", "y"], [big, small], chunk_rows=2) == b'x,y\na,1\n"b,c",2\nd,3\n'

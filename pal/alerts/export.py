@@ -201,7 +201,8 @@ def _column_cells(name: object, col: pd.Series, few: int) -> csvtext.Cells | Non
         texts = [None if m else str(v) for v, m in zip(col.tolist(), missing.tolist())]
         return csvtext.coded_text(np.where(missing, -1, np.arange(len(texts))), texts, cell)
     text = isinstance(col.dtype, pd.StringDtype) or col.dtype == object or col.dtype == np.bool_
-    integer = isinstance(col.dtype, pd.Int64Dtype) or (isinstance(col.dtype, np.dtype) and col.dtype.kind in "iu")
+    integer = isinstance(col.dtype, pd.Int64Dtype) or (
+        isinstance(col.dtype, np.dtype) and (col.dtype.kind == "i" or (col.dtype.kind == "u" and col.dtype.itemsize < 8)))
     if not (text or integer):
         return None
     codes, uniques = pd.factorize(col, use_na_sentinel=True)

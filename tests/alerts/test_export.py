@@ -87,6 +87,7 @@ def test_csv_equals_pandas_with_object_columns_and_other_dtypes():
     df["label"] = df["label"].astype(object)
     df["flag"] = np.arange(40) % 3 == 0
     df["count32"] = np.arange(40, dtype=np.int32) - 20
+    df["big"] = np.arange(40, dtype=np.uint64) + np.uint64(2**63)  # beyond int64: left to pandas
     df["nice"] = pd.array(["-not neutralised", "ok"] * 20, dtype="string")  # not a text column of the export
     assert csv_bytes(df) == pandas_reference(df)
     df["cat"] = pd.Categorical(["a", "b"] * 20)  # a dtype left to pandas
@@ -150,3 +151,11 @@ def test_series_frame_without_builds_table():
     df = series_frame([make_result([1.0, 2.0])], None)
     assert df["testbed"].isna().all() and df["dut_version"].isna().all() and len(df) == 2
     assert series_frame([], None).columns.tolist() == EXPORT_COLUMNS
+
+
+@pytest.mark.parametrize("dtype", ["str", pd.StringDtype("python"), pd.StringDtype("pyarrow"), object])
+def test_csv_equals_pandas_for_every_kind_of_text_column(dtype):
+    values = AWKWARD_TEXT * 3
+    df = pd.DataFrame({"nic": pd.Series(values, dtype=dtype), "free": pd.Series(values, dtype=dtype),
+                       "n": np.arange(len(values))})
+    assert csv_bytes(df) == pandas_reference(df)
