@@ -159,3 +159,13 @@ def test_csv_equals_pandas_for_every_kind_of_text_column(dtype):
     df = pd.DataFrame({"nic": pd.Series(values, dtype=dtype), "free": pd.Series(values, dtype=dtype),
                        "n": np.arange(len(values))})
     assert csv_bytes(df) == pandas_reference(df)
+
+
+def test_csv_of_a_float_column_with_few_values_is_coded_and_equals_pandas():
+    """A trend-like column (one value per group, NaN for missing runs) goes the coded way."""
+    trend = np.repeat([30e6, 27.5e6, 1e-05, 1e16, 100.0, math.nan, math.inf], 40)
+    df = pd.DataFrame({"trend": trend, "cores": np.repeat([-1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0], 40),
+                       "value": np.linspace(1e6, 2e6, len(trend))})
+    assert csv_bytes(df) == pandas_reference(df)
+    lines = csv_bytes(df).decode().splitlines()
+    assert lines[1] == "30000000.0,'-1.5,1000000.0" and lines[-1].startswith("inf,7.0,")
