@@ -11,7 +11,7 @@ import time
 
 # cheap first; the pipeline benchmark (CSIT scale) last
 BENCHES = ["bench_mdl", "bench_analysis", "bench_parse", "bench_demo", "bench_store", "bench_executor", "bench_download",
-           "bench_render", "bench_accuracy", "bench_pipeline"]
+           "bench_render", "bench_exports", "bench_alerts", "bench_accuracy", "bench_pipeline"]
 
 
 def main(argv: list[str]) -> int:
