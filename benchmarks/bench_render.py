@@ -165,6 +165,7 @@ def main(argv: list[str] | None = None) -> int:
         t = time.perf_counter()
         index = render_site(out, results, samples, builds, RunReport(), make_spec(), workers=args.workers)
         render_s = time.perf_counter() - t
+        wait_for_cleanup()
         files, size = dir_size(index.parent)
         t = time.perf_counter()
         shutil.copytree(index.parent, Path(tmp) / "copy")
