@@ -31,7 +31,10 @@ demo: demo-data  ## run the whole PA job on the bundled demo history
 	echo "dashboard: file://$$(pwd)/$(OUT)/demo/site/index.html"
 
 demo-jenkins: demo-data  ## the demo through a local fake Jenkins over HTTP
-	$(BIN)/python -m tests.fakejenkins.run_demo --data $(DEMO_DIR) --spec specs/demo-jenkins.yaml
+	@$(BIN)/python -m tests.fakejenkins.run_demo --data $(DEMO_DIR) --spec specs/demo-jenkins.yaml; rc=$$?; \
+	if [ $$rc -eq 1 ]; then echo "pal run failed (exit 1)" >&2; exit 1; fi; \
+	echo "exit code $$rc (0 = no new regression, 2 = regressions found)"; \
+	echo "dashboard: file://$$(pwd)/$(OUT)/demo-jenkins/site/index.html"
 
 browser:  ## headless Chromium from Debian packages, for the dashboard tests
 	@command -v chromium >/dev/null 2>&1 || { \
