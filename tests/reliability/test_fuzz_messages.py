@@ -18,7 +18,7 @@ from tests.reliability.record import fuzz_examples, record
 
 pytestmark = pytest.mark.fuzz
 
-SETTINGS = settings(max_examples=fuzz_examples(150), deadline=2000, derandomize=False,
+SETTINGS = settings(max_examples=fuzz_examples(150), deadline=2000,
                     suppress_health_check=[HealthCheck.too_slow])
 
 MRR = "Maximum Receive Rate trial results in packets per second: "
