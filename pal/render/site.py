@@ -61,6 +61,7 @@ MAX_TRACES = 10  # tests per group graph; more are split over several graphs
 POOL_MIN_SERIES = 300  # below this a process pool costs more than it saves
 FAILURES_SHOWN = 10
 OLD_PREFIX = ".site-old-"
+NEW_PREFIX = ".site-new-"
 CLEANUP_THREAD = "pal-site-cleanup"
 
 
@@ -88,10 +89,11 @@ def render_site(
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     target = out_dir / "site"
-    tmp = out_dir / f".site-new-{os.getpid()}"
+    tmp = out_dir / f"{NEW_PREFIX}{os.getpid()}"
     if tmp.exists():
         shutil.rmtree(tmp)
-    stale = sorted(out_dir.glob(f"{OLD_PREFIX}*"))  # old sites a killed run did not finish deleting
+    # old sites a killed run did not finish deleting, and half-written sites of killed runs
+    stale = sorted(out_dir.glob(f"{OLD_PREFIX}*")) + _abandoned(out_dir)
     for d in SUBDIRS:
         (tmp / d).mkdir(parents=True)
     templates_dir = Path(templates_dir) if templates_dir else DEFAULT_TEMPLATES
@@ -459,6 +461,26 @@ def swap_dirs(new: Path, target: Path) -> Path | None:
         os.rename(target, old / "site")
     os.rename(new, target)
     return old
+
+
+def _abandoned(out_dir: Path) -> list[Path]:
+    """``.site-new-<pid>`` directories whose writer is gone (a run killed while rendering)."""
+    out = []
+    for d in out_dir.glob(f"{NEW_PREFIX}*"):
+        pid = d.name[len(NEW_PREFIX):]
+        if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+            out.append(d)
+    return sorted(out)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's live process
+    return True
 
 
 def remove_in_background(paths: Sequence[Path]) -> threading.Thread | None:

@@ -1,6 +1,8 @@
 import csv
 import io
+import os
 import re
+import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -191,9 +193,16 @@ def test_previous_site_is_deleted_after_the_swap_and_leftovers_of_a_killed_run_t
     leftover = tmp_path / ".site-old-killed" / "site" / "s"
     leftover.mkdir(parents=True)
     (leftover / "x.html").write_text("old", "utf-8")
+    # a run killed while rendering: its writer's pid is gone (a reaped child's pid)
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    (tmp_path / f".site-new-{dead.pid}" / "s").mkdir(parents=True)
+    # a render in progress in a live process is left alone
+    live = tmp_path / f".site-new-{os.getppid()}"
+    live.mkdir()
     index, _, _ = render(tmp_path)
     site_mod.wait_for_cleanup()
-    assert [p.name for p in tmp_path.iterdir()] == ["site"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([live.name, "site"])
     # the page at the same path is the new render's file, not the old one
     assert old_page.is_file() and old_page.stat().st_ino != first
 
