@@ -13,9 +13,6 @@ frame (what ``csv_bytes`` did before) and the per-job download written cell by c
 from __future__ import annotations
 
 import argparse
-import csv
-import io
-import math
 import tempfile
 import time
 from pathlib import Path
@@ -23,12 +20,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pal.alerts.export import _DANGEROUS, _TEXT, csv_bytes, series_frame, write_csv
+from pal.alerts.export import _csv_bytes_pandas as pandas_csv  # the old path: the reference
+from pal.alerts.export import csv_bytes, series_frame, write_csv
 from pal.model import Anomaly, SeriesKey, SeriesResult, TrendGroup
 from pal.render.buildinfo import BuildIndex
 from pal.render.downloads import job_csv
-from pal.render.escape import csv_cell
-from pal.render.graphs import time_labels
+from tests.render.test_downloads import cell_by_cell  # the cell-by-cell reference
 
 JOBS = ["csit-vpp-perf-mrr-daily-master-2n-icx", "csit-vpp-perf-mrr-daily-master-2n-spr",
         "csit-vpp-perf-mrr-daily-master-3n-alt", "csit-vpp-perf-mrr-daily-master-3n-icx"]
@@ -92,41 +89,6 @@ def from_export(path: Path) -> tuple[list[SeriesResult], pd.DataFrame]:
             attrs={k: first[k] for k in ("topo_arch", "nic", "frame_size", "cores")}))
     builds = df.drop_duplicates(["job", "build"])[["job", "build", "testbed", "dut_version"]]
     return results, builds.astype({"job": object, "testbed": object, "dut_version": object})
-
-
-def pandas_csv(df: pd.DataFrame) -> bytes:
-    """The reference: neutralised text columns, strftime'd times, ``DataFrame.to_csv``."""
-    out = df.copy()
-    for col in out.columns:
-        if col in _TEXT or out[col].dtype == object:
-            text = out[col].astype("string")
-            risky = text.str.startswith(_DANGEROUS).fillna(False).astype(bool)
-            if risky.any():
-                out[col] = text.where(~risky, "'" + text)
-    out["build_time"] = pd.to_datetime(out["build_time"], utc=True).dt.strftime("%Y-%m-%dT%H:%M:%SZ")
-    buf = io.StringIO()
-    out.to_csv(buf, index=False, lineterminator="\n")
-    return buf.getvalue().encode("utf-8")
-
-
-def cell_by_cell(job: str, results: list[SeriesResult], facts: BuildIndex) -> str:
-    """The reference download: a dict per series, ``repr`` and ``csv.writer`` per cell."""
-    results = sorted((r for r in results if r.key.job == job), key=lambda r: (r.key.test_id, r.key.metric))
-    dates: dict[int, str] = {}
-    columns = []
-    for r in results:
-        col = {}
-        for b, t, v in zip(r.builds.tolist(), time_labels(r.times), np.asarray(r.values, float).tolist()):
-            dates.setdefault(int(b), t or "")
-            col[int(b)] = v
-        columns.append(col)
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["build", "date", "version", *(csv_cell(f"{r.key.test_id} [{r.key.metric}]") for r in results)])
-    for b in sorted(dates):
-        vals = [col.get(b, math.nan) for col in columns]
-        w.writerow([b, dates[b], csv_cell(facts.get(job, b).version), *(repr(v) if math.isfinite(v) else "" for v in vals)])
-    return buf.getvalue()
 
 
 def timed(fn, *args):

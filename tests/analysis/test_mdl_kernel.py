@@ -9,25 +9,14 @@ import random
 import subprocess
 import sys
 
-import jumpavg
 import pytest
 
 from pal.analysis import mdl
 from pal.analysis.mdl import MdlState, classify
 
+from tests.analysis.test_mdl import oracle, ours
+
 kernel = pytest.importorskip("pal.analysis.mdl_kernel", reason="numba is not installed")
-
-
-def oracle(values, unit=None, sbps=None):
-    out, pos = [], 0
-    for g in jumpavg.classify(values, unit=unit, sbps=sbps):
-        out.append((pos, pos + len(g), g.stats.avg, g.stats.stdev, g.stats.size, g.comment, g.bits))
-        pos += len(g)
-    return out
-
-
-def ours(groups):
-    return [(g.start, g.end, g.avg, g.stdev, g.samples, g.label, g.bits) for g in groups]
 
 
 def both_paths(monkeypatch, fn):
