@@ -203,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(f"{len(PIPELINE_BENCH_JOBS)} jobs x {a.builds} builds x {a.tests} tests, window {window} builds, {a.workers} workers, "
           f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}")
-    head = f"| run | wall [s] | x gunzip | peak RSS [MB] | " + " | ".join(STAGES) + " |"
+    head = "| run | wall [s] | x gunzip | peak RSS [MB] | " + " | ".join(STAGES) + " |"
     print(head)
     print("|" + "---|" * (4 + len(STAGES)))
     for name, r in results.items():

@@ -8,7 +8,6 @@ analyse stage maps chunks of series (8 here, to get several chunks) over the sam
 from __future__ import annotations
 
 import pickle
-import shutil
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any

@@ -13,7 +13,7 @@ Ids (documented in docs/alerts.md, stable across runs and machines):
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from pal.model import SeriesKey

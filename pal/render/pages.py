@@ -166,7 +166,6 @@ class Pages:
                         extras: SeriesExtras, height: int, times: list[str | None]) -> dict:
         key, links = r.key, self.info.links
         sc = scale_of(key.metric)
-        builds = [int(b) for b in r.builds]
         anomalies = []
         for a in r.anomalies:
             idx = a.index if 0 <= a.index < len(times) else None

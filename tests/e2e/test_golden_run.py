@@ -8,7 +8,6 @@ that ground truth.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest

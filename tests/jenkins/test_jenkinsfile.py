@@ -4,7 +4,6 @@ as the JJB job, and no logic beyond mapping the result pa-job.sh wrote."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 

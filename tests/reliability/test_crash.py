@@ -18,7 +18,7 @@ import pytest
 from lxml import html
 
 from tests.reliability.record import record
-from tests.reliability.runs import REPO, build_files, pal_cmd, pal_env, run_pal, spec_dict, tiny_history, write_spec
+from tests.reliability.runs import REPO, pal_cmd, pal_env, run_pal, spec_dict, tiny_history, write_spec
 
 SEED = 20240611
 KILLS = 4

@@ -20,7 +20,6 @@ from tests.reliability.record import record
 from tests.reliability.runs import (
     BREAKOUT,
     HOSTILE_MESSAGE,
-    HOSTILE_NAMES,
     HOSTILE_TITLE,
     SCRIPT,
     plant_hostile,

@@ -6,7 +6,6 @@ import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from pal.render import render_site, site as site_mod
