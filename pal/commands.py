@@ -174,7 +174,8 @@ def cmd_analyse(args: argparse.Namespace) -> int:
     """Print every series' compliance metrics and last verdict from the stored history."""
     from datetime import datetime, timezone
 
-    from pal.pipeline import analyse, load_history
+    from pal.history import load_history
+    from pal.pipeline import analyse
     from pal.report import RunReport
     from pal.store import Store
 
