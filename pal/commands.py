@@ -125,11 +125,15 @@ def cmd_parse(args: argparse.Namespace) -> int:
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
     """Score the detectors (and peers) on labelled series; the table goes to stdout."""
-    from pal.analysis.evaluate import run
+    from pal.evaluation.harness import run
 
     spec = load_spec(args.spec) if args.spec is not None else None
-    report, _ = run(spec, args.csv, peers=args.peers, margin=args.margin, seed=args.seed)
-    print(report)
+    result = run(spec, args.csv, peers=args.peers, margin=args.margin, seed=args.seed, online=args.online)
+    if args.format == "json":
+        json.dump(result.rows(), sys.stdout, indent=1)
+        print()
+    else:
+        print(result.markdown())
     return 0
 
 
@@ -171,11 +175,15 @@ def cmd_render(args: argparse.Namespace) -> int:
 
 
 def cmd_analyse(args: argparse.Namespace) -> int:
-    """Print every series' compliance metrics and last verdict from the stored history."""
+    """Print every series' compliance metrics and last verdict from the stored history.
+
+    The exit code is decided as ``pal run`` decides it (``pipeline.decide_alerts``: the
+    spec's ``alerts.fail-on``, acks, new vs ongoing); nothing is saved.
+    """
     from datetime import datetime, timezone
 
     from pal.history import load_history
-    from pal.pipeline import analyse
+    from pal.pipeline import analyse, decide_alerts
     from pal.report import RunReport
     from pal.store import Store
 
@@ -184,6 +192,7 @@ def cmd_analyse(args: argparse.Namespace) -> int:
     store = Store(spec.store_dir)
     history = load_history(spec, store, datetime.now(timezone.utc), report)
     results = analyse(spec, history, report)
+    _, code = decide_alerts(spec, store, results, history)
     rows = [{
         "job": r.key.job, "test_id": r.key.test_id, "metric": r.key.metric, "test_set": r.test_set,
         "trend": r.compliance.trend, "runs": r.compliance.runs,
@@ -201,4 +210,4 @@ def cmd_analyse(args: argparse.Namespace) -> int:
             frame.to_csv(sys.stdout, index=False)
         else:
             print(frame.to_string(index=False) if rows else "no series")
-    return 2 if any(r.verdict == "regression" for r in results) else 0
+    return code

@@ -24,22 +24,31 @@ class History:
     builds: pd.DataFrame
 
 
-#: columns no later stage reads: left out of ``History.samples`` (trials alone are ~40 % of the
-#: memory of a CSIT-scale history as Python lists)
+#: columns no later stage reads: left out of ``History.samples``. ``trials`` (alone ~40 % of the
+#: memory of a CSIT-scale history as Python lists) is read only when a test set's detector
+#: reads trials (``Detector.uses_trials``), so that such a detector sees them in production too.
 UNREAD_COLUMNS = ("trials", "source_file")
+
+
+def needs_trials(spec: Spec) -> bool:
+    """Whether any test set's detector reads per-run trial lists."""
+    from pal.analysis.registry import detector_class
+
+    return any(getattr(detector_class(ts.detector.name), "uses_trials", False) for ts in spec.test_sets)
 
 
 def load_history(spec: Spec, store: Any, now: datetime, report: RunReport) -> History:
     """The samples and builds of the spec's window, with renames, ignore list and testbed names applied.
 
-    Only the window's builds are kept and only the columns later stages read (not ``trials``,
-    ``source_file``). ``tags`` hold one shared tuple per distinct tag set, not one per row.
+    Only the window's builds are kept and only the columns later stages read (not
+    ``source_file``; ``trials`` only for detectors that read them). ``tags`` hold one shared
+    tuple per distinct tag set, not one per row.
     """
     jobs = [j.name for j in spec.jobs]
     builds = store.builds(jobs)
     keep = _window(spec, builds, now)
     builds = builds[keep].reset_index(drop=True)
-    samples = _read_window(store, jobs, builds)
+    samples = _read_window(store, jobs, builds, trials=needs_trials(spec))
     samples = apply_names(spec, samples)
     builds = builds.copy()
     if spec.testbeds and not builds.empty:
@@ -49,7 +58,7 @@ def load_history(spec: Spec, store: Any, now: datetime, report: RunReport) -> Hi
     return History(samples.reset_index(drop=True), builds)
 
 
-def _read_window(store: Any, jobs: list[str], builds: pd.DataFrame) -> pd.DataFrame:
+def _read_window(store: Any, jobs: list[str], builds: pd.DataFrame, trials: bool = False) -> pd.DataFrame:
     """The stored samples of ``builds`` as a DataFrame; rows are filtered in Arrow before conversion."""
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -57,7 +66,7 @@ def _read_window(store: Any, jobs: list[str], builds: pd.DataFrame) -> pd.DataFr
     from pal.model import SAMPLE_COLUMNS
     from pal.store.schema import arrow_to_samples
 
-    columns = [c for c in SAMPLE_COLUMNS if c not in UNREAD_COLUMNS]
+    columns = [c for c in SAMPLE_COLUMNS if c not in UNREAD_COLUMNS or (trials and c == "trials")]
     plain = [c for c in columns if c != "tags"]
     # Store.table (Arrow) when the store has it; the private reader otherwise (same contract)
     reader = getattr(store, "table", None) or store._read

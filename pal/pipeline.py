@@ -8,17 +8,16 @@ equals a from-scratch run on the same inputs (``--full``).
 
 from __future__ import annotations
 
-import hashlib
-import json
+import dataclasses
 import logging
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
-import numpy as np
 
-from pal.analysis.series import analyse_all, single_testbed_jobs, split_series, state_key
+from pal.analysis.series import analyse_all, single_testbed_jobs, split_series
+from pal.store.atomic import write_text_atomic
 from pal.model import BuildFile, SeriesResult
 from pal.progress import Steps
 from pal.report import RunReport
@@ -30,6 +29,8 @@ log = logging.getLogger("pal")
 #: the MDL states earlier versions saved; removed from a store on its next run
 MDL_STATE = "mdl"
 DIGEST_STATE = "digests"
+#: the download problems of the last run with a download, shown again by ``pal render``
+DOWNLOAD_STATE = "download-problems"
 #: the analyse stage maps chunks of series over the run's executor only with this many workers
 #: or a remote Dask cluster: with 2 local workers on 2 shared cores it measured 1.1x the inline
 #: time (docs/scaling.md), the pickling of inputs, states and results eating the gain
@@ -123,22 +124,17 @@ def analyse(spec: Spec, history: History, report: RunReport, executor: Any = Non
     return results
 
 
-def digest(result: SeriesResult, alerts: Iterable[Any] = ()) -> str:
-    """A fingerprint of what a series' page shows; pages whose digest is unchanged are kept.
+def decide_alerts(spec: Spec, store: Any, results: list[SeriesResult], history: History) -> tuple[list, int]:
+    """This run's alerts (previous run's alerts and acks applied) and the exit code they give.
 
-    ``alerts`` are this run's alerts of the series: the page lists them (id, kind, ack), so an
-    alert that appears, goes or is acked without new data must re-render the page too.
+    ``pal run``, ``pal render`` and ``pal analyse`` all decide with this one function, under
+    the spec's ``alerts.fail-on`` policy.
     """
-    h = hashlib.sha1()
-    for arr in (result.builds, result.times, result.values, result.stdevs, result.trend):
-        h.update(np.ascontiguousarray(arr).tobytes())
-    h.update(json.dumps([(a.index, a.kind) for a in result.anomalies]).encode())
-    h.update(json.dumps(result.attrs, sort_keys=True, default=str).encode())
-    shown = sorted((str(getattr(a, "id", "")), str(getattr(a, "kind", "")), bool(getattr(a, "acked", False)),
-                    str(getattr(a, "ack_reason", None) or ""), str(getattr(a, "ack_snippet", None) or ""))
-                   for a in alerts)
-    h.update(json.dumps(shown).encode())
-    return h.hexdigest()
+    from pal.alerts import build_alerts, exit_code_for, load_acks
+
+    acks = load_acks(spec.resolve(spec.alerts.acks)) if spec.alerts.acks else {}
+    alerts = build_alerts(results, history.builds, history.samples, spec, store.load_alerts(), acks)
+    return alerts, exit_code_for(alerts, spec.alerts.fail_on)
 
 
 # ---------------------------------------------------------------------------
@@ -148,9 +144,9 @@ def digest(result: SeriesResult, alerts: Iterable[Any] = ()) -> str:
 
 def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
     """All stages; problems with single builds or tests are in the report, not exceptions."""
-    from pal.alerts import build_alerts, exit_code_for, load_acks, write_alert_outputs
+    from pal.alerts import write_alert_outputs
     from pal.executor import make_executor
-    from pal.render import render_site
+    from pal.render import page_digests, render_site
     from pal.store import Store
 
     report = RunReport()
@@ -186,31 +182,31 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
             steps.done(f"{len(results)} series from {len(history.builds)} builds")
 
         steps.start("alerts")
-        acks = load_acks(spec.resolve(spec.alerts.acks)) if spec.alerts.acks else {}
-        previous = store.load_alerts()
-        alerts = build_alerts(results, history.builds, history.samples, spec, previous, acks)
+        alerts, code = decide_alerts(spec, store, results, history)
+        if not options.download:
+            _restore_download_problems(store, report)
         paths = write_alert_outputs(out_dir, alerts, results, history.builds, history.samples, spec, report)
-        new_regressions = sum(1 for a in alerts if _is(a, "kind", "regression") and _is(a, "status", "new"))
+        new_regressions = sum(1 for a in alerts if a.kind == "regression" and a.status == "new")
         steps.done(f"{len(alerts)} alerts ({new_regressions} new regressions), {len(paths)} files")
 
         steps.start("render", f"{len(results)} series")
+        views = [a.view() for a in alerts]
         old_digests = {} if options.full else store.load_state(DIGEST_STATE)
-        by_series: dict[Any, list] = {}
-        for a in alerts:
-            by_series.setdefault(getattr(a, "key", None), []).append(a)
-        digests = {state_key(r.key): digest(r, by_series.get(r.key, ())) for r in results}
-        changed = {r.key for r in results if old_digests.get(state_key(r.key)) != digests[state_key(r.key)]}
+        digests = page_digests(results, views)
+        changed = {r.key for r in results if old_digests.get(_page_key(r)) != digests[_page_key(r)]}
         site_ok = (out_dir / "site" / "index.html").exists()
-        index = render_site(out_dir, results, history.samples, history.builds, report, spec, alerts,
+        index = render_site(out_dir, results, history.samples, history.builds, report, spec, views,
                             changed=changed if (old_digests and site_ok) else None)
         steps.done(f"{len(changed)} series pages rendered again, index {index}")
 
         steps.start("save", "store states and the run report")
         store.drop_state(MDL_STATE)
         store.save_state(DIGEST_STATE, digests)
-        store.save_alerts([_alert_dict(a) for a in alerts])
-    code = exit_code_for(alerts, spec.alerts.fail_on)
-    _write_atomic(out_dir / "report.json", report.to_json())
+        if options.download:  # a re-render (pal render) never changes alert state: new stays new
+            store.save_alerts([a.to_dict() for a in alerts])
+            store.save_state(DOWNLOAD_STATE, {"problems": [dataclasses.asdict(p) for p in report.problems
+                                                           if p.stage == "download"]})
+    write_text_atomic(out_dir / "report.json", report.to_json())
     summary = (f"pal: {len(spec.jobs)} jobs, {len(history.builds)} builds ({parsed} new), {len(results)} series, "
                f"{_count(alerts, 'regression')} regressions, {_count(alerts, 'progression')} progressions, "
                f"{len(report.errors())} problems; exit {code}")
@@ -231,21 +227,20 @@ def _check_upstream(upstream: tuple[str, int] | None, history: History, report: 
         report.count("upstream.analysed")
 
 
-def _is(obj: Any, attr: str, value: str) -> bool:
-    return getattr(obj, attr, None) == value
+def _page_key(r: SeriesResult) -> str:
+    return f"{r.key.job}|{r.key.test_id}|{r.key.metric}"
+
+
+def _restore_download_problems(store: Any, report: RunReport) -> None:
+    """A re-render without download keeps showing what the last download met (marked as such)."""
+    from pal.report import Problem
+
+    for p in store.load_state(DOWNLOAD_STATE).get("problems", []) or []:
+        if isinstance(p, dict) and {"stage", "item", "message"} <= set(p):
+            details = dict(p.get("details") or {}, from_last_download=True)
+            report.problems.append(Problem(str(p["stage"]), str(p["item"]), str(p["message"]),
+                                           str(p.get("severity") or "error"), details))
 
 
 def _count(alerts: list, kind: str) -> int:
-    return sum(1 for a in alerts if _is(a, "kind", kind))
-
-
-def _alert_dict(alert: Any) -> dict:
-    to_dict = getattr(alert, "to_dict", None)
-    return to_dict() if callable(to_dict) else dict(alert)
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
-
+    return sum(1 for a in alerts if a.kind == kind)

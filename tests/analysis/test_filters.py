@@ -5,15 +5,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pal.analysis.detector import ChangePoint, get_detector
+from pal.analysis.registry import get_detector
+from pal.model import Change
 from pal.analysis.filters import alert_changes, apply_filters, filter_changes, transient_runs
 
 # 100 x10, a one-run dip to 70 at run 10, 100 x10, then a step to 90 at run 21 (10 runs)
 VALUES = np.array([100.0] * 10 + [70.0] + [100.0] * 10 + [90.0] * 10)
 RAW = [
-    ChangePoint(10, "regression", 100.0, 70.0, 1, 10),
-    ChangePoint(11, "progression", 70.0, 100.0, 10, 11),
-    ChangePoint(21, "regression", 100.0, 90.0, 10, 21),
+    Change(10, "regression", 100.0, 70.0, 1, 10),
+    Change(11, "progression", 70.0, 100.0, 10, 11),
+    Change(21, "regression", 100.0, 90.0, 10, 21),
 ]
 
 
@@ -36,7 +37,7 @@ def test_no_filter_keeps_everything():
 
 
 def test_min_magnitude_alone():
-    small = [ChangePoint(21, "regression", 100.0, 99.5, 10, 21)]
+    small = [Change(21, "regression", 100.0, 99.5, 10, 21)]
     values = np.array([100.0] * 21 + [99.5] * 10)
     assert filter_changes(values, small, +1, min_change_pct=1.0) == []
     assert len(filter_changes(values, small, +1, min_change_pct=0.4)) == 1
@@ -44,16 +45,16 @@ def test_min_magnitude_alone():
 
 def test_pending_change_at_the_end_is_not_reported_yet():
     values = np.array([100.0] * 20 + [80.0])
-    cps = [ChangePoint(20, "regression", 100.0, 80.0, 1, 20)]
+    cps = [Change(20, "regression", 100.0, 80.0, 1, 20)]
     assert filter_changes(values, cps, +1, confirm_runs=2) == []
     values2 = np.array([100.0] * 20 + [80.0, 80.0])
-    cps2 = [ChangePoint(20, "regression", 100.0, 80.0, 2, 20)]
+    cps2 = [Change(20, "regression", 100.0, 80.0, 2, 20)]
     assert [c.reported_at for c in filter_changes(values2, cps2, +1, confirm_runs=2)] == [21]
 
 
 def test_confirmation_counts_valid_runs_only():
     values = np.array([100.0] * 20 + [80.0, np.nan, 80.0])
-    cps = [ChangePoint(20, "regression", 100.0, 80.0, 2, 20)]
+    cps = [Change(20, "regression", 100.0, 80.0, 2, 20)]
     assert filter_changes(values, cps, +1, confirm_runs=2)[0].reported_at == 22
 
 
