@@ -12,7 +12,7 @@ allowed names, ``pal validate``'s parameter checks and ``pal evaluate`` all read
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Protocol, Sequence
 
 import numpy as np
@@ -158,12 +158,6 @@ def changes_from_runs(
         out.append(Change(i, kind, float(reference[i]), after, len(members), i, ev))
         j = k + 1
     return out
-
-
-def with_changes(det: Detection, values: np.ndarray, changes: list[Change]) -> Detection:
-    """A copy of ``det`` with other change points, labels and verdict recomputed."""
-    return replace(det, changes=changes, labels=labels_from_changes(values, changes),
-                   verdict=verdict_of(values, changes))
 
 
 def levels_from_changes(values: np.ndarray, changes: Sequence[Change]) -> tuple[list[TrendGroup], np.ndarray]:

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from pal.analysis.detector import Detection, Detector, SeriesInput, as_values, kind_of, with_changes
+from pal.analysis.detector import Detector, SeriesInput, as_values, kind_of
 from pal.model import ACTIVE, RECOVERED, SUPERSEDED, Change
 
 
@@ -146,23 +146,6 @@ def _mask(series: SeriesInput, runs: set[int]) -> Any:
         out[sorted(runs)] = np.nan
         return out
     return [None if i in runs else item for i, item in enumerate(series)]
-
-
-def apply_filters(det: Detection, series: SeriesInput, direction: int = 1, min_change_pct: float = 0.0,
-                  confirm_runs: int = 1, detector: Detector | None = None) -> Detection:
-    """A copy of ``det`` keeping only the alertable changes (labels and verdict recomputed).
-
-    With ``detector`` given, transient levels are masked and the series analysed again first
-    (``alert_changes``); without it only the two filters run on ``det.changes``.
-    """
-    values = as_values(series)
-    if detector is not None:
-        kept = alert_changes(detector, series, direction, min_change_pct, confirm_runs, det.changes)
-    else:
-        kept = filter_changes(values, det.changes, direction, min_change_pct, confirm_runs)
-    out = with_changes(det, values, kept)
-    out.params = dict(det.params, min_change_pct=min_change_pct, confirm_runs=confirm_runs)
-    return out
 
 
 # ---------------------------------------------------------------------------

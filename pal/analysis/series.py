@@ -47,11 +47,6 @@ class SeriesInput:
     trials: list | None = None  # per run: the trial list (MRR) or None; None when not read
 
 
-def state_key(key: SeriesKey) -> str:
-    """A series key as one string (keys of the saved page digests)."""
-    return f"{key.job}|{key.test_id}|{key.metric}"
-
-
 def assign_test_sets(samples: pd.DataFrame, spec: Spec) -> pd.Series:
     """The test set of every row ("" when none matches); the first matching test set wins."""
     out = pd.Series("", index=samples.index, dtype=object)
