@@ -212,6 +212,8 @@ def _evidence(r: SeriesResult, a: Change, facts: BuildFacts, links: Links) -> Ev
         testbed_before=facts.get(job, a.last_good_build, "testbed"), testbed_after=facts.get(job, first_bad, "testbed"),
         trend=float(c.trend), long_term_change_pct=float(c.long_term_change),
         short_term_change_pct=float(c.short_term_change),
+        restores_build=a.evidence.get("restores_build"),
+        reported_at_build=int(r.builds[a.reported_at]) if 0 <= a.reported_at < len(r.builds) else None,
     )
 
 

@@ -84,7 +84,8 @@ SCHEMA: dict[str, Any] = {
                     "required": ["before_avg", "before_stdev", "after_avg", "after_stdev", "change_pct", "runs",
                                  "last_good_build", "first_bad_build", "first_bad_time", "last_good_url",
                                  "first_bad_url", "dut_version_before", "dut_version_after", "testbed_before",
-                                 "testbed_after", "trend", "long_term_change_pct", "short_term_change_pct"],
+                                 "testbed_after", "trend", "long_term_change_pct", "short_term_change_pct",
+                                 "restores_build", "reported_at_build"],
                     "properties": {
                         "before_avg": _num_or_null, "before_stdev": _num_or_null,
                         "after_avg": _num_or_null, "after_stdev": _num_or_null,
@@ -96,6 +97,7 @@ SCHEMA: dict[str, Any] = {
                         "testbed_before": _str_or_null, "testbed_after": _str_or_null,
                         "trend": _num_or_null, "long_term_change_pct": _num_or_null,
                         "short_term_change_pct": _num_or_null,
+                        "restores_build": _int_or_null, "reported_at_build": _int_or_null,
                     },
                 },
             },

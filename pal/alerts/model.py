@@ -69,6 +69,8 @@ class Evidence:
     trend: float  # the series' trend now (Compliance.trend)
     long_term_change_pct: float
     short_term_change_pct: float
+    restores_build: int | None = None  # the way back: first bad build of the change it undoes
+    reported_at_build: int | None = None  # the build at which the change was (or will be) reported
 
 
 @dataclass(frozen=True)
@@ -99,6 +101,11 @@ class Alert:
     previous_id: str | None = None  # id under which the previous run reported this change
     previous_state: str | None = None  # its state in the previous run (None: not reported)
     group: str = ""  # AlertGroup.id
+
+    @property
+    def restores_build(self) -> int | None:
+        """For the way back after an earlier change (a fix): that change's first bad build."""
+        return self.evidence.restores_build
 
     @property
     def alerting(self) -> bool:

@@ -173,9 +173,10 @@ def alertable_changes(
 
     Steps: transient levels and isolated runs masked and the series analysed again, the
     confirmation and minimum-change filters, levels re-measured from the last kept level
-    (``alert_changes``); a progression that only brings the series back within the noise of
-    the level before a regression is dropped (the regression, marked recovered, tells it).
-    Each kept change gets:
+    (``alert_changes``). A change that brings the series back within the noise of the level
+    before the previous change (a fix after a regression) stays an alert of its own, with
+    ``evidence["restores_build"]`` naming the first build of the change it undoes (which is
+    marked recovered). Each kept change gets:
 
     * ``state``: recovered (a later kept level came back within ``noise_of`` the old one),
       else active for the last, superseded for earlier ones;
@@ -195,9 +196,10 @@ def alertable_changes(
     out: list[Change] = []
     for pos, c in enumerate(kept):
         later = kept[pos + 1:]
-        if pos and kept[pos - 1].kind == "regression" and c.kind == "progression" \
-                and abs(c.after - kept[pos - 1].before) <= noise_of(kept[pos - 1]):
-            continue
+        evidence = c.evidence
+        if pos and kept[pos - 1].kind != c.kind and abs(c.after - kept[pos - 1].before) <= noise_of(kept[pos - 1]):
+            # the way back: its own alert (the fix landed here), saying which change it undoes
+            evidence = dict(evidence, restores_build=int(numbers[kept[pos - 1].index]))
         if any(abs(n.after - c.before) <= noise_of(c) for n in later):
             state = RECOVERED
         else:
@@ -205,7 +207,7 @@ def alertable_changes(
         fresh = state == ACTIVE and c.reported_at == last
         before_runs = valid[valid < c.index]
         out.append(replace(
-            c, state=state, fresh=fresh, recent=fresh or c.index >= window_start,
+            c, state=state, fresh=fresh, recent=fresh or c.index >= window_start, evidence=evidence,
             first_bad_build=int(numbers[c.index]),
             last_good_build=int(numbers[before_runs[-1]]) if len(before_runs) else None,
             detector=c.detector or getattr(detector, "name", ""),

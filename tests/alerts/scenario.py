@@ -7,12 +7,14 @@ wiggle, so its average is the level and its stdev the wiggle):
 * ICX 64b avf l2bd (nic 10ge2p1x710): 29.6 -> 25.9 Mpps at 120 (-12.5 %), acked in ACKS.
 * ICX 1518b ip4base: 10 -> 11 Mpps at 120 (+10 %), fresh progression.
 * ICX 64b ip4scale20k: 20 Mpps, 16 Mpps at builds 114..116, back to 20 from 117: a recovered
-  regression (inside the short-term window) whose way back is not alerted.
+  regression (inside the short-term window); its way back is a progression that names the build
+  it restores.
 * ICX 64b/2c/imix ip6base: fail at build 120 (two alike "timed out" messages, one other).
 * ALT 64b ip4base: 30 -> 27.3 Mpps at 120 (-9 %): same time as ICX, so "all testbeds".
 
 Run 2 (one more build, 121): ICX 64b ip4base stays at 27 (ongoing), ALT comes back to 30
-(recovered), the others keep their last level.
+(recovered, and the way back is a new progression restoring build 120), the others keep their
+last level.
 """
 
 from __future__ import annotations

@@ -52,11 +52,13 @@ def test_run1_alerts_and_evidence():
     assert not by_name(alerts, "64b-1c-ethip6-ip6base-mrr")
 
 
-def test_recovered_dip_in_window_and_its_way_back_is_not_alerted():
+def test_recovered_dip_in_window_and_its_way_back_says_what_it_restores():
     alerts = _run(run_results())
     rec = by_name(alerts, "64b-2t1c-ethip4-ip4scale20k-mrr")
-    assert [(a.kind, a.state, a.evidence.first_bad_build) for a in rec] == [("regression", RECOVERED, 114)]
+    assert [(a.kind, a.state, a.evidence.first_bad_build) for a in rec] == [
+        ("regression", RECOVERED, 114), ("progression", ACTIVE, 117)]
     assert not rec[0].alerting and not rec[0].fails("any-regression")
+    assert rec[1].restores_build == 114
 
 
 def test_old_change_outside_window_is_not_alerted_on_first_run():
@@ -102,8 +104,9 @@ def test_new_then_ongoing_across_two_runs():
     (a,) = by_name(second, "64b-2t1c-ethip4-ip4base-mrr")
     assert a.id == by_name(first, "64b-2t1c-ethip4-ip4base-mrr")[0].id
     assert (a.status, a.state, a.fresh, a.evidence.runs) == (ONGOING, ACTIVE, False, 2)
-    (alt,) = by_name(second, "64b-2t1c-ethip4-ip4base-mrr", job=ALT)
+    alt, back = by_name(second, "64b-2t1c-ethip4-ip4base-mrr", job=ALT)
     assert (alt.status, alt.state) == (ONGOING, RECOVERED)
+    assert (back.kind, back.status, back.restores_build, back.evidence.first_bad_build) == ("progression", NEW, 120, 121)
     (p,) = by_name(second, "1518b-2t1c-ethip4-ip4base-mrr")
     assert (p.status, p.kind) == (ONGOING, "progression")
 

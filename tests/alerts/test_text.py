@@ -72,9 +72,12 @@ def test_per_job_files_hold_only_new_changes(two_runs):
     assert icx.startswith(LEGEND + "\n\n")
     assert "2t1c-ethip4-ip4base-mrr" in icx and "l2bdbasemaclrn" not in icx  # acked: not mailed
     assert run1[f"progressions-{ALT}"].read_bytes() == b""
-    # Run 2: nothing new anywhere, so every per-job file is empty (Jenkins mails none).
-    per_job = [p for n, p in run2.items() if n.startswith(("regressions-", "progressions-"))]
-    assert len(per_job) == 4 and all(p.read_bytes() == b"" for p in per_job)
+    # Run 2: the only new change is ALT's way back (a progression); every other file is empty.
+    per_job = {n: p for n, p in run2.items() if n.startswith(("regressions-", "progressions-"))}
+    assert len(per_job) == 4
+    assert all(p.read_bytes() == b"" for n, p in per_job.items() if n != f"progressions-{ALT}")
+    back = per_job[f"progressions-{ALT}"].read_text()
+    assert "2t1c-ethip4-ip4base-mrr" in back and "1518B" not in back
 
 
 def test_stale_per_job_file_is_removed(tmp_path):

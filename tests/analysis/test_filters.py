@@ -80,15 +80,16 @@ def test_alert_changes_with_mdl_ignores_a_reverted_dip():
     assert (c.before, c.after) == (100.0, 90.0)  # medians of the kept levels, the dip left out
 
 
-def test_alertable_fresh_on_the_confirming_run_and_a_return_is_not_its_own_alert():
+def test_alertable_fresh_on_the_confirming_run_and_the_way_back_names_what_it_restores():
     values = np.r_[np.full(20, 100.0), np.full(2, 80.0)]
     mdl = get_detector("mdl")
     (c,) = alertable_changes(mdl, values, +1, min_change_pct=1.0, confirm_runs=2, window_runs=10)
     assert (c.kind, c.fresh, c.recent, c.reported_at) == ("regression", True, True, 21)
     assert alertable_changes(mdl, values[:-1], +1, min_change_pct=1.0, confirm_runs=2) == []  # pending
-    back = np.r_[values, np.full(6, 100.0)]  # the series came back: one recovered regression, no progression
-    (c,) = alertable_changes(mdl, back, +1, min_change_pct=1.0, confirm_runs=2, window_runs=10)
+    back = np.r_[values, np.full(6, 100.0)]  # the series came back: the regression recovered, the fix alerted
+    c, fix = alertable_changes(mdl, back, +1, np.arange(200, 228), min_change_pct=1.0, confirm_runs=2, window_runs=10)
     assert (c.kind, c.state, c.fresh) == ("regression", "recovered", False)
+    assert (fix.kind, fix.state, fix.first_bad_build, fix.evidence["restores_build"]) == ("progression", "active", 222, 220)
     moved = np.r_[values, np.full(6, 60.0)]  # moved on further down: the first is superseded
     a, b = alertable_changes(mdl, moved, +1, min_change_pct=1.0, confirm_runs=2, window_runs=10)
     assert (a.state, b.state, b.kind, round(b.change, 3)) == ("superseded", "active", "regression", -0.25)
