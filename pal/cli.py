@@ -102,6 +102,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--csv", type=Path, action="append", default=[],
                     help="a labelled series CSV (columns series,value,label[,direction]; docs/accuracy.md); repeatable")
     sp.add_argument("--peers", action="store_true", help="also score peer tools (bench extras)")
+    sp.add_argument("--detector", action="append", default=[], metavar="NAME",
+                    help="without --spec: only this registered detector (repeatable; default: all)")
     sp.add_argument("--online", action="store_true",
                     help="replay each series run by run as the daily job would and score the alerts it sends")
     sp.add_argument("--margin", type=int, default=3, help="runs a detection may be late or early")

@@ -128,7 +128,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     from pal.evaluation.harness import run
 
     spec = load_spec(args.spec) if args.spec is not None else None
-    result = run(spec, args.csv, peers=args.peers, margin=args.margin, seed=args.seed, online=args.online)
+    result = run(spec, args.csv, peers=args.peers, margin=args.margin, seed=args.seed, online=args.online,
+                 detectors=args.detector or None)
     if args.format == "json":
         json.dump(result.rows(), sys.stdout, indent=1)
         print()

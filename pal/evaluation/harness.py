@@ -28,7 +28,7 @@ import numpy as np
 
 from pal.analysis.detector import Detection, as_values, kind_of, labels_from_changes, verdict_of
 from pal.analysis.filters import alertable_changes
-from pal.analysis.registry import names
+from pal.analysis.registry import detector_class, names
 from pal.analysis.series import SeriesInput, analyse_one, detector_of
 from pal.evaluation.datasets import LabelledSeries
 from pal.evaluation.metrics import Detected, Score, score
@@ -131,15 +131,15 @@ def detector_candidate_for(test_set: TestSet, name: str | None = None) -> Candid
     return Candidate(name or f"{test_set.name}:{test_set.detector.name} (raw)", find, "detector")
 
 
-def default_test_sets() -> list[TestSet]:
-    """One test set per registered detector, every other setting at its default."""
-    return [TestSet(f"default-{n}", detector=DetectorSpec(n)) for n in names()]
+def default_test_sets(detectors: Sequence[str] | None = None) -> list[TestSet]:
+    """One test set per registered detector (or those named), every other setting at its default."""
+    return [TestSet(f"default-{n}", detector=DetectorSpec(n)) for n in (detectors or names())]
 
 
-def default_candidates(online: bool = False) -> list[Candidate]:
+def default_candidates(online: bool = False, detectors: Sequence[str] | None = None) -> list[Candidate]:
     """Each registered detector with the default test set: raw and on the run path."""
     out = []
-    for ts in default_test_sets():
+    for ts in default_test_sets(detectors):
         out.append(detector_candidate_for(ts, f"{ts.detector.name} (raw)"))
         out.append(run_candidate_for(ts, f"{ts.detector.name}+filters (pal's alerts)", online))
     return out
@@ -348,7 +348,7 @@ class Evaluation:
 
 
 def run(spec: Any = None, csv_paths: Sequence[Any] = (), peers: bool = False, margin: int = 3,
-        seed: int = 1, online: bool = False) -> Evaluation:
+        seed: int = 1, online: bool = False, detectors: Sequence[str] | None = None) -> Evaluation:
     """The whole harness as ``pal evaluate`` runs it.
 
     Data: the labelled CSVs when given, else ``csit_like(seed=seed)``. Candidates: the spec's
@@ -364,7 +364,9 @@ def run(spec: Any = None, csv_paths: Sequence[Any] = (), peers: bool = False, ma
     source = ", ".join(str(p) for p in csv_paths) if csv_paths else f"csit_like(seed={seed})"
     if not csv_paths:
         series = csit_like(seed=seed)
-    cands = spec_candidates(spec, online) if spec is not None else default_candidates(online)
+    for name in detectors or ():
+        detector_class(name)  # SpecError naming the registered ones
+    cands = spec_candidates(spec, online) if spec is not None else default_candidates(online, detectors)
     missing: list[str] = []
     if peers:
         more, missing = peer_candidates(seed, spec.test_sets[0] if spec is not None and spec.test_sets else None)
