@@ -15,6 +15,7 @@ errors name the URL and status, and any echo of the password is masked.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 from dataclasses import dataclass
@@ -65,8 +66,10 @@ class Posted:
 
 
 def _mask(text: str, creds: Credentials | None) -> str:
+    """``text`` without the password or the Basic token made of it (a server may echo either)."""
     if creds and creds.password:
-        text = text.replace(creds.password, "***")
+        token = base64.b64encode(f"{creds.user}:{creds.password}".encode()).decode()
+        text = text.replace(token, "***").replace(creds.password, "***")
     return text
 
 
