@@ -149,6 +149,8 @@ def read_build(path: Path, name: str, report: RunReport, dut: str = "vpp") -> Bu
     if cache.is_file():
         per_test = _read_cache(cache, report)
         source = "results.json"
+        if version is None:  # the cache has no version; an output.xml next to it may
+            version = _read_xml(path, name, RunReport(), dut)[1]
     elif per_test:
         source = "uti-json"
     else:

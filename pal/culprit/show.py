@@ -24,6 +24,8 @@ def request_text(ar: AlertRequest) -> str:
     ]
     if sr.url:
         lines.append(f"log:     {sr.url}")
+    if sr.commits == 1:
+        lines.append(f"suspect: {sr.bad}, the only commit in the range (a bisect would only confirm it)")
     if ar.request is not None:
         r = ar.request
         lines.append(f"post on: the change of commit {r.latest} (the first bad build's)")
