@@ -13,6 +13,7 @@ stage can call them with what it already holds):
 - ``hints``: ``group_by_range(...)`` -> ``RangeGroup``: changes that one bisect serves.
 - ``request``: an ``alerts.json`` alert -> its range and request (``pal bisect request``).
 - ``show``: the text that ``pal bisect`` prints.
+- ``schema``: JSON Schema fragments of the ``to_dict()`` shapes, for alerts.json.
 
 See docs/bisect.md.
 """
