@@ -91,6 +91,47 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--output", "-o", type=Path, help="export: file to write (.csv or .parquet)")
 
     sp = sub.add_parser(
+        "bisect", help="from an alert to its culprit: CSIT bisect trigger, and a bisect's results read back",
+        description="Start and read CSIT's bisect of a VPP change (see docs/bisect.md).")
+    bisect = sp.add_subparsers(dest="bisect_command", metavar="ACTION", required=True)
+    rq = bisect.add_parser(
+        "request", parents=[common], formatter_class=argparse.RawDescriptionHelpFormatter,
+        help="print (or post) the CSIT bisect trigger of one alert",
+        description="Print the CSIT bisect trigger comment of one alert of alerts.json:\n"
+                    "  bisecttest-<testbed type> <last good commit> <tag expression of the test>\n"
+                    "then its commit range. With --post, post it as a review comment on the Gerrit\n"
+                    "change of the first bad commit (user and HTTP password from $PAL_GERRIT_USER and\n"
+                    "$PAL_GERRIT_PASSWORD, never printed). Without --post nothing is sent (dry run).",
+        epilog="examples:\n"
+               "  pal bisect request 3f2a9c01b7de --out out\n"
+               "  pal bisect request 3f2a --spec specs/csit.yaml --format json\n"
+               "  PAL_GERRIT_USER=me PAL_GERRIT_PASSWORD=... pal bisect request 3f2a9c01b7de --out out --post\n"
+               "exit codes: 0 request printed (and posted), 1 no such alert, nothing to bisect, or Gerrit refused")
+    rq.add_argument("alert_id", metavar="ALERT_ID", help="an alert id of alerts.json (a unique prefix is enough)")
+    rq.add_argument("--out", type=Path, help="the run's output directory holding alerts.json (default: the spec's)")
+    rq.add_argument("--spec", "-s", type=Path, help="the spec: outputs.dir and outputs.commit-range-url")
+    rq.add_argument("--format", choices=["text", "json"], default="text")
+    rq.add_argument("--style", choices=["jenkins", "gha"], default="jenkins",
+                    help="jenkins: bisecttest-<tb> ... (default); gha: gha-run csit-vpp-<tb> bisecttest ...")
+    rq.add_argument("--post", action="store_true", help="post the comment on Gerrit (default: dry run)")
+    rq.add_argument("--gerrit", help="Gerrit base URL (default: $PAL_GERRIT_URL or https://gerrit.fd.io/r)")
+    cl = bisect.add_parser(
+        "classify", parents=[common], formatter_class=argparse.RawDescriptionHelpFormatter,
+        help="read a CSIT bisect job's results and replay its decisions",
+        description="Read a CSIT bisect job's archive (earliest/, latest/, middle/<n>/, also with a csit_\n"
+                    "prefix; results.json, UTI JSON or output.xml in each) and, for every mid build, decide\n"
+                    "as CSIT does whether it joins the early or the late group (MDL, fewest bits wins;\n"
+                    "when separate wins, the boundary keeping the larger relative difference). Prints the\n"
+                    "decisions, the search state, and the culprit once one commit is left.",
+        epilog="examples:\n"
+               "  pal bisect classify archives/\n"
+               "  pal bisect classify vpp-csit-bisect-2n-icx-42/ --format json\n"
+               "exit codes: 0 state printed, 1 not a bisect archive (no earliest/ or latest/ results)")
+    cl.add_argument("dir", type=Path, help="the bisect job's archive directory")
+    cl.add_argument("--format", choices=["text", "json"], default="text")
+    cl.add_argument("--dut", default="vpp", help="DUT whose version strings name the commits (default vpp)")
+
+    sp = sub.add_parser(
         "evaluate", help="score the detectors on labelled series (accuracy harness)",
         description="Score every configuration on labelled series. The candidate with path \"run\" is "
                     "exactly what `pal run` alerts on for that test set (without --spec: a test set with "

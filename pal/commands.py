@@ -212,3 +212,67 @@ def cmd_analyse(args: argparse.Namespace) -> int:
         else:
             print(frame.to_string(index=False) if rows else "no series")
     return code
+
+
+def cmd_bisect(args: argparse.Namespace) -> int:
+    """``pal bisect request|classify``: see docs/bisect.md."""
+    if args.bisect_command == "request":
+        return _bisect_request(args)
+    return _bisect_classify(args)
+
+
+def _bisect_request(args: argparse.Namespace) -> int:
+    import os
+    from pathlib import Path
+
+    from pal.culprit import gerrit
+    from pal.culprit.request import find_alert, load_alerts, request_for_alert
+    from pal.culprit.show import request_text
+    from pal.errors import PalError
+
+    templates: dict[str, str] = {}
+    out_dir = args.out
+    if args.spec is not None:
+        spec = load_spec(args.spec)
+        templates = dict(spec.outputs.commit_range_url)
+        out_dir = out_dir or spec.out_dir
+    if out_dir is None:
+        raise PalError("pal bisect request needs --out DIR (holding alerts.json) or --spec SPEC")
+    path = Path(out_dir) / "alerts.json"
+    alert = find_alert(load_alerts(path), args.alert_id, str(path))
+    ar = request_for_alert(alert, url_templates=templates, style=args.style)
+    if args.format == "json":
+        print(json.dumps({"alert": alert.get("id"), "range": ar.suspect.to_dict(),
+                          "request": ar.request.to_dict() if ar.request else None, "why_not": ar.why_not},
+                         indent=2, sort_keys=True))
+    else:
+        sys.stdout.write(request_text(ar))
+    if ar.request is None:
+        log.error("error: alert %s: %s", alert.get("id"), ar.why_not)
+        return 1
+    for w in ar.request.warnings:
+        log.warning("warning: %s", w)
+    url = args.gerrit or os.environ.get(gerrit.URL_ENV) or gerrit.DEFAULT_GERRIT
+    if not args.post:
+        log.info("dry run: not posted; --post comments on the change of commit %s at %s", ar.request.latest, url)
+        return 0
+    creds = gerrit.Credentials.from_env()
+    posted = gerrit.post_comment(url, ar.request.latest or "", ar.request.comment, creds)
+    log.info("posted on change %s~%d, revision %s", posted.project, posted.change, posted.revision)
+    return 0
+
+
+def _bisect_classify(args: argparse.Namespace) -> int:
+    from pal.culprit.bisect_results import replay
+    from pal.culprit.show import state_text
+    from pal.report import RunReport
+
+    report = RunReport()
+    state = replay(args.dir, report, dut=args.dut)
+    for p in report.problems:
+        (log.error if p.severity == "error" else log.warning)("bisect: %s: %s", p.item, p.message)
+    if args.format == "json":
+        print(json.dumps(state.to_dict(), indent=2, sort_keys=True))
+    else:
+        sys.stdout.write(state_text(state))
+    return 0

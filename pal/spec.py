@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 import yaml
 
+from pal.culprit.suspect import check_url_template
 from pal.errors import SpecError
 from pal.model import METRICS
 from pal.select import Selection, TagExpr, TagExprError
@@ -135,6 +136,8 @@ class OutputsSpec:
     graphs: bool = True
     exports: list[Literal["csv", "parquet", "json"]] = field(default_factory=lambda: ["csv", "parquet"])
     build_url: str | None = None  # link template for builds, e.g. "{jenkins}/job/{job}/{build}"
+    # DUT -> link template of a suspect commit range, {good}..{bad} (pal.culprit.suspect)
+    commit_range_url: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -373,6 +376,10 @@ def _check_semantics(spec: Spec, b: _Builder) -> None:
             b.fail(f"{p}.period-days", job.period_days, "an integer >= 1 (days)")
         if job.builds is not None and (not job.builds or min(job.builds) < 1):
             b.fail(f"{p}.builds", job.builds, "a non-empty list of build numbers >= 1")
+    for dut, tmpl in spec.outputs.commit_range_url.items():
+        problem = check_url_template(tmpl)
+        if problem:
+            b.fail(f"outputs.commit-range-url.{dut}", tmpl, f"a link template with {{good}}, {{bad}} ({problem})")
     names: set[str] = set()
     for i, src in enumerate(spec.sources):
         p = f"sources[{i}]"
