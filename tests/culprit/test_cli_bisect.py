@@ -34,7 +34,7 @@ def _alert(aid: str, before: str | None, after: str | None, tb_before="tb-1", tb
                      "first_bad_time": "2026-11-20T03:00:00+00:00", "last_good_url": None, "first_bad_url": None,
                      "dut_version_before": before, "dut_version_after": after, "testbed_before": tb_before,
                      "testbed_after": tb_after, "trend": 1.6e7, "long_term_change_pct": -20.0,
-                     "short_term_change_pct": -20.0},
+                     "short_term_change_pct": -20.0, "restores_build": None, "reported_at_build": 43},
     }
 
 
