@@ -182,7 +182,18 @@ def build_alerts(results: list[SeriesResult], builds: pd.DataFrame, samples: pd.
             ))
     groups = group_alerts(out, results)
     member = {aid: g.id for g in groups for aid in g.alerts}
-    return [replace(a, group=member[a.id]) for a in out]
+    templates = spec.outputs.commit_range_url
+    return [replace(a, group=member[a.id], **_culprit(a, facts, templates)) for a in out]
+
+
+def _culprit(a: Alert, facts: BuildFacts, templates: dict[str, str]) -> dict[str, Any]:
+    """The suspect range of the change and, for a bisectable VPP code range, CSIT's bisect trigger."""
+    from pal.culprit.request import request_for_alert
+
+    d = a.to_dict()
+    d["dut"] = facts.get(a.key.job, a.evidence.first_bad_build, "dut") or None
+    req = request_for_alert(d, url_templates=templates)
+    return {"suspect": req.suspect, "bisect": req.request}
 
 
 def _iso(t: Any) -> str:

@@ -12,11 +12,12 @@ import json
 import math
 from typing import Any
 
+from pal.culprit.schema import BISECT_REQUEST, RANGE_GROUP, SUSPECT_RANGE
 from pal.alerts.model import ACTIVE, FAIL_ON, NEW, ONGOING, RECOVERED, Alert, AlertGroup
 from pal.alerts.policy import exit_code_for
 
 FORMAT = "pal-alerts"
-VERSION = 1
+VERSION = 2  # 2: suspect range, bisect request and range groups (issue "from alert to culprit")
 
 _num_or_null = {"type": ["number", "null"]}
 _int_or_null = {"type": ["integer", "null"]}
@@ -29,7 +30,8 @@ SCHEMA: dict[str, Any] = {
     "title": "pal alerts.json",
     "description": "Alerts of one pal run (see docs/alerts.md).",
     "type": "object",
-    "required": ["format", "version", "generated_at", "fail_on", "exit_code", "counts", "alerts", "groups"],
+    "required": ["format", "version", "generated_at", "fail_on", "exit_code", "counts", "alerts", "groups",
+                 "range_groups"],
     "additionalProperties": False,
     "properties": {
         "format": {"const": FORMAT},
@@ -44,6 +46,7 @@ SCHEMA: dict[str, Any] = {
         },
         "alerts": {"type": "array", "items": {"$ref": "#/$defs/alert"}},
         "groups": {"type": "array", "items": {"$ref": "#/$defs/group"}},
+        "range_groups": {"type": "array", "items": RANGE_GROUP},
     },
     "$defs": {
         "alert": {
@@ -51,7 +54,8 @@ SCHEMA: dict[str, Any] = {
             "additionalProperties": False,
             "required": ["id", "group", "job", "test_id", "metric", "kind", "state", "status", "acked",
                          "ack_reason", "fresh", "fails_job", "previous_id", "previous_state", "test_set", "topo_arch",
-                         "test_name", "nic", "frame_size", "unit", "evidence", "testbeds", "ack_snippet"],
+                         "test_name", "nic", "frame_size", "unit", "evidence", "testbeds", "ack_snippet",
+                         "suspect", "bisect"],
             "properties": {
                 "id": _id,
                 "group": _id,
@@ -78,6 +82,8 @@ SCHEMA: dict[str, Any] = {
                 "unit": {"type": "string"},
                 "testbeds": {"type": "array", "items": {"type": "string"}},
                 "ack_snippet": {"type": "string"},
+                "suspect": SUSPECT_RANGE,
+                "bisect": {"oneOf": [BISECT_REQUEST, {"type": "null"}]},
                 "evidence": {
                     "type": "object",
                     "additionalProperties": False,
@@ -155,7 +161,16 @@ def alerts_document(alerts: list[Alert], groups: list[AlertGroup], fail_on: str,
         "format": FORMAT, "version": VERSION, "generated_at": generated_at, "fail_on": fail_on,
         "exit_code": exit_code_for(alerts, fail_on), "counts": counts,
         "alerts": [a.to_dict() for a in alerts], "groups": [g.to_dict() for g in groups],
+        "range_groups": [g.to_dict() for g in range_groups(alerts)],
     })
+
+
+def range_groups(alerts: list[Alert]) -> list:
+    """Active, unacknowledged alerts that share one bisectable range: one bisect serves them all."""
+    from pal.culprit.hints import group_by_range
+
+    return [g for g in group_by_range([(a.id, a.topo_arch, a.suspect) for a in alerts
+                                       if a.alerting and a.suspect.bisectable]) if len(g.members) > 1]
 
 
 def dumps(doc: dict[str, Any]) -> str:

@@ -16,6 +16,8 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
+from pal.culprit.suspect import SuspectRange
+from pal.culprit.trigger import BisectRequest
 from pal.model import ACTIVE, RECOVERED, SUPERSEDED, AlertView, SeriesKey
 
 REGRESSION = "regression"
@@ -101,6 +103,8 @@ class Alert:
     previous_id: str | None = None  # id under which the previous run reported this change
     previous_state: str | None = None  # its state in the previous run (None: not reported)
     group: str = ""  # AlertGroup.id
+    suspect: SuspectRange | None = None  # the commit range (code) or what else changed (infrastructure)
+    bisect: BisectRequest | None = None  # CSIT's bisect trigger, for a bisectable code range
 
     @property
     def restores_build(self) -> int | None:
@@ -143,6 +147,8 @@ class Alert:
             "evidence": {k: _jsonable(v) for k, v in self.evidence.__dict__.items()},
             "testbeds": list(self.testbeds),
             "ack_snippet": self.ack_snippet,
+            "suspect": (self.suspect or SuspectRange("unknown", "vpp", None, None, summary="unknown")).to_dict(),
+            "bisect": self.bisect.to_dict() if self.bisect else None,
         }
 
 

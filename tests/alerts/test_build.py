@@ -183,3 +183,24 @@ def test_change_on_one_topo_arch_only():
 def test_missing_runs_never_alert_and_nan_safe():
     r = make_result(flat(30e6, 20, 0.1e6) + [math.nan, math.nan], ())
     assert _run([r]) == []
+
+
+def test_suspect_range_and_bisect_request_ride_on_the_alert():
+    """A code change (new VPP commit at the first bad build) gets a range and CSIT's bisect
+    trigger; the same change on a testbed swap with the same version is infrastructure."""
+    r = make_result(flat(30e6, 20, 0.1e6) + [27e6, 27e6], (20,))
+    spec = make_spec()
+    results = decide([r], spec)
+    builds = builds_for(results)
+    ver = {119: "22.02-rc0~500-g1111111aa~b850", 120: "22.02-rc0~508-g88a9c0e02~b851"}
+    builds["dut_version"] = [ver.get(b, f"22.02-rc0~400-g0000000{b}~b1") for b in builds["build"]]
+    (a,) = build_alerts(results, builds, samples_for(results), spec)
+    assert (a.suspect.verdict, a.suspect.good, a.suspect.bad, a.suspect.commits) == ("code", "1111111aa", "88a9c0e02", 8)
+    assert a.bisect.comment.startswith("bisecttest-2n-icx 1111111aa ")
+    d = a.to_dict()
+    assert d["suspect"]["verdict"] == "code" and d["bisect"]["comment"] == a.bisect.comment
+    builds["dut_version"] = "22.02-rc0~508-g88a9c0e02~b851"
+    builds["testbed"] = ["2n-icx-tb3" if b < 120 else "2n-icx-tb1" for b in builds["build"]]
+    (a,) = build_alerts(results, builds, samples_for(results), spec)
+    assert a.suspect.verdict == "infrastructure" and a.bisect is None
+    assert "2n-icx-tb3 -> 2n-icx-tb1" in a.suspect.summary

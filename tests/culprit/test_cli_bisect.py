@@ -10,6 +10,7 @@ import pytest
 
 from pal.alerts.json_out import SCHEMA
 from pal.cli import main
+from pal.culprit.request import request_for_alert
 from tests.culprit import bisect_archive as ba
 from tests.culprit.fake_gerrit import FakeGerrit
 
@@ -22,7 +23,7 @@ USER, PASSWORD = "bisect-bot", "s3cret-Http-Pa55"
 
 
 def _alert(aid: str, before: str | None, after: str | None, tb_before="tb-1", tb_after="tb-1") -> dict:
-    return {
+    alert = {
         "id": aid, "group": "0" * 12, "job": JOB, "test_id": TEST_ID, "metric": "mrr", "kind": "regression",
         "state": "active", "status": "new", "acked": False, "ack_reason": None, "fresh": True,
         "fails_job": {"new-regression": True, "any-regression": True, "never": False},
@@ -36,15 +37,19 @@ def _alert(aid: str, before: str | None, after: str | None, tb_before="tb-1", tb
                      "testbed_after": tb_after, "trend": 1.6e7, "long_term_change_pct": -20.0,
                      "short_term_change_pct": -20.0, "restores_build": None, "reported_at_build": 43},
     }
+    req = request_for_alert(alert)  # what the alerts stage embeds (pal.alerts.build)
+    alert["suspect"] = req.suspect.to_dict()
+    alert["bisect"] = req.request.to_dict() if req.request else None
+    return alert
 
 
 @pytest.fixture
 def out_dir(tmp_path):
     alerts = [_alert("a1b2c3d4e5f6", GOOD, BAD), _alert("0f0f0f0f0f0f", BAD, BAD, "tb-1", "tb-2"),
               _alert("a1ffffffffff", None, BAD)]
-    doc = {"format": "pal-alerts", "version": 1, "generated_at": None, "fail_on": "new-regression", "exit_code": 2,
+    doc = {"format": "pal-alerts", "version": 2, "generated_at": None, "fail_on": "new-regression", "exit_code": 2,
            "counts": {"alerts": 3, "new": 3, "ongoing": 0, "acked": 0, "active": 3, "recovered": 0, "failing": 3},
-           "alerts": alerts, "groups": []}
+           "alerts": alerts, "groups": [], "range_groups": []}
     jsonschema.validate(doc, SCHEMA)  # today's alerts.json, as the alerts stage writes it
     (tmp_path / "alerts.json").write_text(json.dumps(doc))
     return tmp_path
