@@ -53,8 +53,8 @@ def cmd_store(args: argparse.Namespace) -> int:
 def cmd_download(args: argparse.Namespace) -> int:
     """``pal download``: fetch the spec's builds into the cache; one TSV line per file on stdout.
 
-    Columns: job, build, source, sha256, path. Problems go to the log; exit 1 only when
-    builds were wanted and none could be fetched.
+    Columns: job, build, source, sha256, path. Problems go to the log; exit 1 when builds
+    were wanted and none could be fetched, or a job got none because a source is unusable.
     """
     from pal.report import RunReport
     from pal.sources import default_cache_dir, fetch_builds
@@ -71,7 +71,7 @@ def cmd_download(args: argparse.Namespace) -> int:
     log.info("download: %d files (%s); %d problems", len(files),
              ", ".join(f"{k.split('.', 2)[-1]}: {v}" for k, v in sorted(report.counts.items())
                        if k.startswith("download.source.")) or "none", len(errors))
-    return 1 if errors and not files else 0
+    return 1 if (errors and not files) or report.fatal() else 0
 
 
 def cmd_parse(args: argparse.Namespace) -> int:

@@ -339,7 +339,7 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
         store.drop_state(MDL_STATE)
         store.save_state(DIGEST_STATE, digests)
         store.save_alerts([_alert_dict(a) for a in alerts])
-    code = exit_code_for(alerts, spec.alerts.fail_on)
+    code = 1 if report.fatal() else exit_code_for(alerts, spec.alerts.fail_on)
     _write_atomic(out_dir / "report.json", report.to_json())
     summary = (f"pal: {len(spec.jobs)} jobs, {len(history.builds)} builds ({parsed} new), {len(results)} series, "
                f"{_count(alerts, 'regression')} regressions, {_count(alerts, 'progression')} progressions, "
