@@ -105,7 +105,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _dispatch(args)
     except PalError as exc:
-        log.error("error: %s", exc)
+        for err in getattr(exc, "errors", None) or [exc]:  # SpecErrors: one line per error
+            log.error("error: %s", err)
         return EXIT_ERROR
     except KeyboardInterrupt:
         log.error("interrupted")

@@ -13,7 +13,16 @@ log = logging.getLogger("pal")
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    spec = load_spec(args.spec)
+    """Every check that can be made before a download (pal.validate); all errors on stderr, exit 1."""
+    from pal.validate import check_spec_file
+
+    spec, errors = check_spec_file(args.spec)
+    for err in errors:
+        log.error("error: %s", err)
+    if errors or spec is None:
+        if len(errors) > 1:
+            log.error("%s: %d errors", args.spec, len(errors))
+        return 1
     sets = ", ".join(f"{t.name} ({t.detector.name}: {'/'.join(t.metrics)})" for t in spec.test_sets)
     print(f"{args.spec}: ok: {len(spec.jobs)} jobs, {len(spec.sources)} sources "
           f"({', '.join(s.name for s in spec.sources)}), test sets: {sets}")
@@ -58,8 +67,9 @@ def cmd_download(args: argparse.Namespace) -> int:
     """
     from pal.report import RunReport
     from pal.sources import default_cache_dir, fetch_builds
+    from pal.validate import validated_spec
 
-    spec = load_spec(args.spec)
+    spec = validated_spec(args.spec)
     report = RunReport()
     files = fetch_builds(spec, default_cache_dir(spec), report)
     for f in files:
@@ -157,8 +167,9 @@ def _upstream(text: str | None) -> tuple[str, int] | None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from pal.pipeline import run
+    from pal.validate import validated_spec
 
-    outcome = run(load_spec(args.spec), _run_options(args))
+    outcome = run(validated_spec(args.spec), _run_options(args))
     return outcome.exit_code
 
 
