@@ -185,6 +185,7 @@ def cmd_analyse(args: argparse.Namespace) -> int:
     """Print every series' compliance metrics and last verdict from the stored history."""
     from datetime import datetime, timezone
 
+    from pal import summary
     from pal.pipeline import analyse, load_history
     from pal.report import RunReport
     from pal.store import Store
@@ -194,21 +195,7 @@ def cmd_analyse(args: argparse.Namespace) -> int:
     store = Store(spec.store_dir)
     history = load_history(spec, store, datetime.now(timezone.utc), report)
     results = analyse(spec, history, report)
-    rows = [{
-        "job": r.key.job, "test_id": r.key.test_id, "metric": r.key.metric, "test_set": r.test_set,
-        "trend": r.compliance.trend, "runs": r.compliance.runs,
-        "short_term_change": r.compliance.short_term_change, "long_term_change": r.compliance.long_term_change,
-        "regressions": r.compliance.regressions, "progressions": r.compliance.progressions, "verdict": r.verdict,
-    } for r in results]
-    if args.format == "json":
-        json.dump(rows, sys.stdout, indent=1, default=str)
-        print()
-    else:
-        import pandas as pd
-
-        frame = pd.DataFrame(rows)
-        if args.format == "csv":
-            frame.to_csv(sys.stdout, index=False)
-        else:
-            print(frame.to_string(index=False) if rows else "no series")
+    rows = summary.series_rows(results)
+    formats = {"json": summary.to_json, "csv": summary.to_csv, "table": summary.to_table}
+    sys.stdout.write(formats[args.format](rows))
     return 2 if any(r.verdict == "regression" for r in results) else 0
