@@ -12,8 +12,8 @@ import argparse
 import logging
 import sys
 
-from pal.analysis.evaluate import default_candidates, describe, evaluate, format_table, peer_candidates
-from pal.datasets import csit_like
+from pal.evaluation.harness import default_candidates, describe, evaluate, format_table, peer_candidates
+from pal.evaluation.datasets import csit_like
 
 GOAL_F1, GOAL_FA = 0.95, 0.05
 ALERT = "mdl+filters"  # the default: MDL with confirm-runs 2 and min-change 1 %

@@ -37,7 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_parser = sub.add_parser
     # every subcommand: shared switches, and its description/examples shown as written
     sub.add_parser = lambda *a, **k: add_parser(  # type: ignore[method-assign]
-        *a, parents=[common], formatter_class=argparse.RawDescriptionHelpFormatter, **k)
+        *a, parents=[common], **{"formatter_class": argparse.RawDescriptionHelpFormatter, **k})
 
     def with_spec(sp: argparse.ArgumentParser) -> None:
         sp.add_argument("--spec", "-s", required=True, type=Path, help="the YAML spec")
@@ -159,16 +159,22 @@ def build_parser() -> argparse.ArgumentParser:
 
     sp = sub.add_parser(
         "evaluate", help="score the detectors on labelled series (accuracy harness)",
-        description="Score the change detectors on labelled series (a seeded CSIT-like set, or labelled\n"
-                    "CSVs): precision, recall, F1, false alarms per 1k runs, delay; a Markdown table on stdout.",
-        epilog="examples:\n"
-               "  pal evaluate\n"
-               "  pal evaluate --spec specs/demo.yaml --csv labelled.csv --margin 2")
-    sp.add_argument("--spec", type=Path, help="detectors as configured in this spec")
-    sp.add_argument("--csv", type=Path, action="append", default=[], help="a labelled series CSV")
+        description="Score every configuration on labelled series. The candidate with path \"run\" is "
+                    "exactly what `pal run` alerts on for that test set (without --spec: a test set with "
+                    "every default, one per detector); \"detector\" is the raw detector, \"peer\" a peer tool.",
+        epilog="examples:\n  pal evaluate\n  pal evaluate --csv labelled.csv --spec specs/demo.yaml --format json\n"
+               "  pal evaluate --online --format json   # replayed as a daily job would run",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    sp.add_argument("--spec", type=Path, help="the test sets (detector, filters, windows) of this spec")
+    sp.add_argument("--csv", type=Path, action="append", default=[],
+                    help="a labelled series CSV (columns series,value,label[,direction]; docs/accuracy.md); repeatable")
     sp.add_argument("--peers", action="store_true", help="also score peer tools (bench extras)")
+    sp.add_argument("--online", action="store_true",
+                    help="replay each series run by run as the daily job would and score the alerts it sends")
     sp.add_argument("--margin", type=int, default=3, help="runs a detection may be late or early")
-    sp.add_argument("--seed", type=int, default=1, help="seed of the generated CSIT-like series (without --csv)")
+    sp.add_argument("--seed", type=int, default=1, help="seed of the generated data set (without --csv)")
+    sp.add_argument("--format", choices=["table", "json"], default="table",
+                    help="table: Markdown for people; json: one object per scored configuration")
     return p
 
 

@@ -135,11 +135,15 @@ def cmd_parse(args: argparse.Namespace) -> int:
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
     """Score the detectors (and peers) on labelled series; the table goes to stdout."""
-    from pal.analysis.evaluate import run
+    from pal.evaluation.harness import run
 
     spec = load_spec(args.spec) if args.spec is not None else None
-    report, _ = run(spec, args.csv, peers=args.peers, margin=args.margin, seed=args.seed)
-    print(report)
+    result = run(spec, args.csv, peers=args.peers, margin=args.margin, seed=args.seed, online=args.online)
+    if args.format == "json":
+        json.dump(result.rows(), sys.stdout, indent=1)
+        print()
+    else:
+        print(result.markdown())
     return 0
 
 
@@ -182,11 +186,16 @@ def cmd_render(args: argparse.Namespace) -> int:
 
 
 def cmd_analyse(args: argparse.Namespace) -> int:
-    """Print every series' compliance metrics and last verdict from the stored history."""
+    """Print every series' compliance metrics and last verdict from the stored history.
+
+    The exit code is decided as ``pal run`` decides it (``pipeline.decide_alerts``: the
+    spec's ``alerts.fail-on``, acks, new vs ongoing); nothing is saved.
+    """
     from datetime import datetime, timezone
 
     from pal import summary
-    from pal.pipeline import analyse, load_history
+    from pal.history import load_history
+    from pal.pipeline import analyse, decide_alerts
     from pal.report import RunReport
     from pal.store import Store
 
@@ -195,7 +204,8 @@ def cmd_analyse(args: argparse.Namespace) -> int:
     store = Store(spec.store_dir)
     history = load_history(spec, store, datetime.now(timezone.utc), report)
     results = analyse(spec, history, report)
+    _, code = decide_alerts(spec, store, results, history)
     rows = summary.series_rows(results)
     formats = {"json": summary.to_json, "csv": summary.to_csv, "table": summary.to_table}
     sys.stdout.write(formats[args.format](rows))
-    return 2 if any(r.verdict == "regression" for r in results) else 0
+    return code

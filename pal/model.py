@@ -150,22 +150,44 @@ class TrendGroup:
     label: str  # "normal" | "regression" | "progression"
 
 
-@dataclass(frozen=True)
-class Anomaly:
-    """A change called by the detector, with the evidence a reader can check."""
+#: ``Change.state`` of an alertable change: the series is still at the new level / came back to
+#: the old one / moved on to another level.
+ACTIVE, RECOVERED, SUPERSEDED = "active", "recovered", "superseded"
 
-    index: int  # sample index (into the series arrays) of the first run of the new level
+
+@dataclass(frozen=True)
+class Change:
+    """A change of level in one series: the one shape from detector to alert, page and score.
+
+    A detector fills what it knows (index, kind, levels, runs, when it reports it, evidence);
+    the analysis adds the builds and, for the changes it decides to alert on, the state and
+    whether the change is recent. Levels are in the metric's unit.
+
+    ``index`` is the first run of the new level; ``reported_at`` the run at which the change is
+    (or would be) reported: the same run for a plain detector, later when the alert filters
+    wait for confirmation or a windowed detector needs several runs.
+    """
+
+    index: int
     kind: str  # "regression" | "progression"
-    build: int  # first bad (or good) build
-    last_good_build: int | None  # last build of the previous level
-    before_avg: float
-    before_stdev: float
-    after_avg: float
-    after_stdev: float
-    change: float  # relative change (after - before) / before
-    runs: int  # runs in the new level so far
-    detector: str = "mdl"
-    evidence: dict = field(default_factory=dict)
+    before: float  # level before the change (group average, median of the kept level, TMA, ...)
+    after: float  # level from the change on
+    runs: int  # valid runs the new level has held
+    reported_at: int
+    evidence: dict = field(default_factory=dict)  # the detector's own numbers, JSON-friendly
+    before_stdev: float = float("nan")
+    after_stdev: float = float("nan")
+    detector: str = ""
+    first_bad_build: int | None = None  # build of run ``index``
+    last_good_build: int | None = None  # last valid build before ``index``
+    state: str = ""  # alertable changes only: active | recovered | superseded
+    recent: bool = False  # alertable changes only: fresh, or starts inside the short-term window
+    fresh: bool = False  # alertable changes only: active and reported at the series' last run
+
+    @property
+    def change(self) -> float:
+        """Relative change (after - before) / |before|; NaN when before is 0."""
+        return (self.after - self.before) / abs(self.before) if self.before else float("nan")
 
 
 @dataclass(frozen=True)
@@ -195,18 +217,38 @@ class SeriesResult:
     stdevs: np.ndarray  # float64, NaN where not applicable
     trend: np.ndarray  # float64: the group average per sample, NaN where missing
     groups: list[TrendGroup]
-    anomalies: list[Anomaly]
+    changes: list[Change]  # every change the detector calls (graphs mark them)
     compliance: Compliance
-    verdict: str  # last run: "normal" | "regression" | "progression" | "missing"
+    verdict: str  # the detector's verdict on the last run: normal | regression | progression | missing
     direction: int  # +1 higher is better, -1 lower is better
     detector: str
     test_set: str
     attrs: dict = field(default_factory=dict)  # topo_arch, nic, frame_size, cores, test_type, ...
     bands: dict[str, np.ndarray] = field(default_factory=dict)  # e.g. "mm", "tma", "tma_lo", "tma_hi"
+    alertable: list[Change] = field(default_factory=list)  # what the alert filters keep, with state and recency
 
     @property
     def last_time(self) -> datetime | None:
         return None if len(self.times) == 0 else pd.Timestamp(self.times[-1]).to_pydatetime()
+
+
+@dataclass(frozen=True)
+class AlertView:
+    """What the site shows of one alert (made by ``pal.alerts.model.Alert.view``).
+
+    The render stage reads alerts only through this shape: it never imports the alerts stage.
+    """
+
+    id: str
+    key: SeriesKey
+    kind: str  # regression | progression
+    state: str  # active | recovered | superseded
+    status: str  # new | ongoing
+    acked: bool
+    ack_reason: str | None
+    ack_snippet: str  # the acks.yaml lines to copy
+    change_pct: float
+    first_bad_build: int
 
 
 # ---------------------------------------------------------------------------

@@ -8,29 +8,29 @@ equals a from-scratch run on the same inputs (``--full``).
 
 from __future__ import annotations
 
-import hashlib
-import json
+import dataclasses
 import logging
-import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
-import numpy as np
-import pandas as pd
 
-from pal.analysis.series import analyse_all, single_testbed_jobs, split_series, state_key
+from pal.analysis.series import analyse_all, single_testbed_jobs, split_series
+from pal.store.atomic import write_text_atomic
 from pal.model import BuildFile, SeriesResult
 from pal.progress import Steps
 from pal.report import RunReport
 from pal.spec import Spec
+from pal.history import History, load_history
 
 log = logging.getLogger("pal")
 
 #: the MDL states earlier versions saved; removed from a store on its next run
 MDL_STATE = "mdl"
 DIGEST_STATE = "digests"
+#: the download problems of the last run with a download, shown again by ``pal render``
+DOWNLOAD_STATE = "download-problems"
 #: the analyse stage maps chunks of series over the run's executor only with this many workers
 #: or a remote Dask cluster: with 2 local workers on 2 shared cores it measured 1.1x the inline
 #: time (docs/scaling.md), the pickling of inputs, states and results eating the gain
@@ -60,14 +60,6 @@ class RunOutcome:
     results: list[SeriesResult] = field(default_factory=list)
     alerts: list = field(default_factory=list)
     summary: str = ""
-
-
-@dataclass
-class History:
-    """What the analysis sees: the samples and builds of the spec's window."""
-
-    samples: pd.DataFrame
-    builds: pd.DataFrame
 
 
 # ---------------------------------------------------------------------------
@@ -122,127 +114,6 @@ def _is_failure(obj: Any) -> bool:
     return isinstance(obj, Failed)
 
 
-#: columns no later stage reads: left out of ``History.samples`` (trials alone are ~40 % of the
-#: memory of a CSIT-scale history as Python lists)
-UNREAD_COLUMNS = ("trials", "source_file")
-
-
-def load_history(spec: Spec, store: Any, now: datetime, report: RunReport) -> History:
-    """The samples and builds of the spec's window, with renames, ignore list and testbed names applied.
-
-    Only the window's builds are kept and only the columns later stages read (not ``trials``,
-    ``source_file``). ``tags`` hold one shared tuple per distinct tag set, not one per row.
-    """
-    jobs = [j.name for j in spec.jobs]
-    builds = store.builds(jobs)
-    keep = _window(spec, builds, now)
-    builds = builds[keep].reset_index(drop=True)
-    samples = _read_window(store, jobs, builds)
-    samples = apply_names(spec, samples)
-    builds = builds.copy()
-    if spec.testbeds and not builds.empty:
-        builds["testbed"] = builds["testbed"].map(lambda t: spec.testbeds.get(t, t) if isinstance(t, str) else t)
-    report.count("history.builds", len(builds))
-    report.count("history.samples", len(samples))
-    return History(samples.reset_index(drop=True), builds)
-
-
-def _read_window(store: Any, jobs: list[str], builds: pd.DataFrame) -> pd.DataFrame:
-    """The stored samples of ``builds`` as a DataFrame; rows are filtered in Arrow before conversion."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    from pal.model import SAMPLE_COLUMNS
-    from pal.store.schema import arrow_to_samples
-
-    columns = [c for c in SAMPLE_COLUMNS if c not in UNREAD_COLUMNS]
-    plain = [c for c in columns if c != "tags"]
-    # Store.table (Arrow) when the store has it; the private reader otherwise (same contract)
-    reader = getattr(store, "table", None) or store._read
-    table: pa.Table = reader(jobs, columns)
-    if table.num_rows:
-        mask = None
-        for job, numbers in builds.groupby("job", sort=False)["build"]:
-            m = pc.and_(pc.equal(table["job"], str(job)), pc.is_in(table["build"], pa.array(numbers.to_numpy(np.int64))))
-            mask = m if mask is None else pc.or_(mask, m)
-        if mask is None:
-            table = table.slice(0, 0)
-        elif not pc.all(mask).as_py():  # filtering copies every column: only when rows go
-            table = table.filter(mask)
-    samples = arrow_to_samples(table.select(plain), plain)
-    samples["tags"] = _shared_tags(table["tags"])
-    return samples[columns]
-
-
-def _shared_tags(tags: Any) -> np.ndarray:
-    """A list<string> column as an object array of tuples, one tuple object per distinct tag set."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    sep = "\x1f"
-    joined = pc.binary_join(tags, sep)  # null list -> null
-    enc = pc.dictionary_encode(joined).combine_chunks() if isinstance(joined, pa.ChunkedArray) \
-        else pc.dictionary_encode(joined)
-    uniq = np.empty(len(enc.dictionary) + 1, dtype=object)
-    uniq[:-1] = [tuple(t.split(sep)) if t else () for t in enc.dictionary.to_pylist()]
-    uniq[-1] = None
-    idx = enc.indices.fill_null(len(enc.dictionary)).to_numpy(zero_copy_only=False)
-    return uniq[idx]
-
-
-def _window(spec: Spec, builds: pd.DataFrame, now: datetime) -> np.ndarray:
-    """Which stored builds the spec's job ranges select (explicit list, start/end, max-builds, period)."""
-    keep = np.zeros(len(builds), dtype=bool)
-    if builds.empty:
-        return keep
-    jobs = builds["job"].astype(str).to_numpy()
-    numbers = builds["build"].to_numpy(dtype=np.int64)
-    times = pd.to_datetime(builds["build_time"], utc=True)
-    for js in spec.jobs:
-        mask = jobs == js.name
-        if js.builds is not None:
-            mask &= np.isin(numbers, js.builds)
-        else:
-            mask &= numbers >= js.start
-            if isinstance(js.end, int):
-                mask &= numbers <= js.end
-        if js.period_days is not None:
-            cutoff = pd.Timestamp(now) - pd.Timedelta(days=js.period_days)
-            mask &= ~(times < cutoff).to_numpy()
-        if js.max_builds is not None:
-            idx = np.flatnonzero(mask)
-            if len(idx) > js.max_builds:
-                mask[idx[np.argsort(numbers[idx])][: -js.max_builds]] = False
-        keep |= mask
-    return keep
-
-
-def apply_names(spec: Spec, samples: pd.DataFrame) -> pd.DataFrame:
-    """Test renames (old id -> new id), the ignore list and testbed names, on stored samples."""
-    if samples.empty:
-        return samples
-    out = samples.copy(deep=False)  # columns are replaced, never written in place
-    renames = spec.renames()
-    if renames:
-        out["test_id"] = _map_distinct(out["test_id"], renames)
-    if spec.ignore:
-        pats = [re.compile(p) for p in spec.ignore]
-        uniq = out["test_id"].dropna().astype(str).unique()
-        dropped = [i for i in uniq if any(p.search(i) for p in pats)]
-        if dropped:
-            out = out[~out["test_id"].isin(dropped).fillna(False).to_numpy(dtype=bool)]
-    if spec.testbeds:
-        out["testbed"] = _map_distinct(out["testbed"], spec.testbeds)
-    return out
-
-
-def _map_distinct(column: pd.Series, mapping: dict[str, str]) -> pd.Series:
-    """``mapping.get(v, v)`` per cell, computed once per distinct value (a million rows, a few thousand values)."""
-    codes, uniques = pd.factorize(column, use_na_sentinel=True)
-    mapped = np.array([mapping.get(u, u) for u in uniques.astype(object)] + [None], dtype=object)
-    return pd.Series(mapped[codes], index=column.index, dtype="string")
-
-
 def analyse(spec: Spec, history: History, report: RunReport, executor: Any = None) -> list[SeriesResult]:
     """Every series of the history; chunks of series on ``executor`` if given."""
     inputs = split_series(history.samples, spec)
@@ -253,22 +124,17 @@ def analyse(spec: Spec, history: History, report: RunReport, executor: Any = Non
     return results
 
 
-def digest(result: SeriesResult, alerts: Iterable[Any] = ()) -> str:
-    """A fingerprint of what a series' page shows; pages whose digest is unchanged are kept.
+def decide_alerts(spec: Spec, store: Any, results: list[SeriesResult], history: History) -> tuple[list, int]:
+    """This run's alerts (previous run's alerts and acks applied) and the exit code they give.
 
-    ``alerts`` are this run's alerts of the series: the page lists them (id, kind, ack), so an
-    alert that appears, goes or is acked without new data must re-render the page too.
+    ``pal run``, ``pal render`` and ``pal analyse`` all decide with this one function, under
+    the spec's ``alerts.fail-on`` policy.
     """
-    h = hashlib.sha1()
-    for arr in (result.builds, result.times, result.values, result.stdevs, result.trend):
-        h.update(np.ascontiguousarray(arr).tobytes())
-    h.update(json.dumps([(a.index, a.kind) for a in result.anomalies]).encode())
-    h.update(json.dumps(result.attrs, sort_keys=True, default=str).encode())
-    shown = sorted((str(getattr(a, "id", "")), str(getattr(a, "kind", "")), bool(getattr(a, "acked", False)),
-                    str(getattr(a, "ack_reason", None) or ""), str(getattr(a, "ack_snippet", None) or ""))
-                   for a in alerts)
-    h.update(json.dumps(shown).encode())
-    return h.hexdigest()
+    from pal.alerts import build_alerts, exit_code_for, load_acks
+
+    acks = load_acks(spec.resolve(spec.alerts.acks)) if spec.alerts.acks else {}
+    alerts = build_alerts(results, history.builds, history.samples, spec, store.load_alerts(), acks)
+    return alerts, exit_code_for(alerts, spec.alerts.fail_on)
 
 
 # ---------------------------------------------------------------------------
@@ -278,9 +144,9 @@ def digest(result: SeriesResult, alerts: Iterable[Any] = ()) -> str:
 
 def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
     """All stages; problems with single builds or tests are in the report, not exceptions."""
-    from pal.alerts import build_alerts, exit_code_for, load_acks, write_alert_outputs
+    from pal.alerts import write_alert_outputs
     from pal.executor import make_executor
-    from pal.render import render_site
+    from pal.render import page_digests, render_site
     from pal.store import Store
 
     report = RunReport()
@@ -316,31 +182,32 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
             steps.done(f"{len(results)} series from {len(history.builds)} builds")
 
         steps.start("alerts")
-        acks = load_acks(spec.resolve(spec.alerts.acks)) if spec.alerts.acks else {}
-        previous = store.load_alerts()
-        alerts = build_alerts(results, history.builds, history.samples, spec, previous, acks)
+        alerts, code = decide_alerts(spec, store, results, history)
+        code = 1 if options.download and report.fatal() else code  # a job got no build: a source is unusable
+        if not options.download:
+            _restore_download_problems(store, report)
         paths = write_alert_outputs(out_dir, alerts, results, history.builds, history.samples, spec, report)
-        new_regressions = sum(1 for a in alerts if _is(a, "kind", "regression") and _is(a, "status", "new"))
+        new_regressions = sum(1 for a in alerts if a.kind == "regression" and a.status == "new")
         steps.done(f"{len(alerts)} alerts ({new_regressions} new regressions), {len(paths)} files")
 
         steps.start("render", f"{len(results)} series")
+        views = [a.view() for a in alerts]
         old_digests = {} if options.full else store.load_state(DIGEST_STATE)
-        by_series: dict[Any, list] = {}
-        for a in alerts:
-            by_series.setdefault(getattr(a, "key", None), []).append(a)
-        digests = {state_key(r.key): digest(r, by_series.get(r.key, ())) for r in results}
-        changed = {r.key for r in results if old_digests.get(state_key(r.key)) != digests[state_key(r.key)]}
+        digests = page_digests(results, views)
+        changed = {r.key for r in results if old_digests.get(_page_key(r)) != digests[_page_key(r)]}
         site_ok = (out_dir / "site" / "index.html").exists()
-        index = render_site(out_dir, results, history.samples, history.builds, report, spec, alerts,
+        index = render_site(out_dir, results, history.samples, history.builds, report, spec, views,
                             changed=changed if (old_digests and site_ok) else None)
         steps.done(f"{len(changed)} series pages rendered again, index {index}")
 
         steps.start("save", "store states and the run report")
         store.drop_state(MDL_STATE)
         store.save_state(DIGEST_STATE, digests)
-        store.save_alerts([_alert_dict(a) for a in alerts])
-    code = 1 if report.fatal() else exit_code_for(alerts, spec.alerts.fail_on)
-    _write_atomic(out_dir / "report.json", report.to_json())
+        if options.download:  # a re-render (pal render) never changes alert state: new stays new
+            store.save_alerts([a.to_dict() for a in alerts])
+            store.save_state(DOWNLOAD_STATE, {"problems": [dataclasses.asdict(p) for p in report.problems
+                                                           if p.stage == "download"]})
+    write_text_atomic(out_dir / "report.json", report.to_json())
     summary = (f"pal: {len(spec.jobs)} jobs, {len(history.builds)} builds ({parsed} new), {len(results)} series, "
                f"{_count(alerts, 'regression')} regressions, {_count(alerts, 'progression')} progressions, "
                f"{len(report.errors())} problems; exit {code}")
@@ -361,21 +228,20 @@ def _check_upstream(upstream: tuple[str, int] | None, history: History, report: 
         report.count("upstream.analysed")
 
 
-def _is(obj: Any, attr: str, value: str) -> bool:
-    return getattr(obj, attr, None) == value
+def _page_key(r: SeriesResult) -> str:
+    return f"{r.key.job}|{r.key.test_id}|{r.key.metric}"
+
+
+def _restore_download_problems(store: Any, report: RunReport) -> None:
+    """A re-render without download keeps showing what the last download met (marked as such)."""
+    from pal.report import Problem
+
+    for p in store.load_state(DOWNLOAD_STATE).get("problems", []) or []:
+        if isinstance(p, dict) and {"stage", "item", "message"} <= set(p):
+            details = dict(p.get("details") or {}, from_last_download=True)
+            report.problems.append(Problem(str(p["stage"]), str(p["item"]), str(p["message"]),
+                                           str(p.get("severity") or "error"), details))
 
 
 def _count(alerts: list, kind: str) -> int:
-    return sum(1 for a in alerts if _is(a, "kind", kind))
-
-
-def _alert_dict(alert: Any) -> dict:
-    to_dict = getattr(alert, "to_dict", None)
-    return to_dict() if callable(to_dict) else dict(alert)
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
-
+    return sum(1 for a in alerts if a.kind == kind)

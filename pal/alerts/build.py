@@ -2,20 +2,14 @@
 
 Rules (docs/alerts.md has the long form):
 
-* Only changes that pass the test set's ``alert-filters`` are alerted
-  (``pal.analysis.filters.filter_changes``: k-run confirmation and minimum magnitude);
-  graphs still show every anomaly.
-* The last kept change of a series is *active* unless the series has come back: a later group
-  of at least ``confirm-runs`` runs whose average is within the noise of the old level,
-  ``max(2 * old stdev, 1 % of old average)``. An earlier kept change is *recovered* (came back)
-  or *superseded* (the series moved on to another level).
-* Which changes become alerts (an anomaly can appear late or vanish, seed
-  csit-trend-analysis-patterns): the active change when it is reported at the last run
-  (*fresh*, CSIT's rule), starts inside the short-term window, or was reported by the previous
-  run; an earlier change when it starts inside the short-term window or was reported before.
-  Old changes nobody was told about are the dashboard's business, not the mail's. A
-  progression that only brings the series back after a regression is not alerted: the
-  regression, marked recovered, tells it.
+* What can be alerted is decided by the analysis, once (``SeriesResult.alertable``, from
+  ``pal.analysis.filters.alertable_changes``: masking of transient runs, k-run confirmation,
+  minimum magnitude, levels re-measured, state active / recovered / superseded, recency in the
+  short-term window). This module does not filter or detect again and imports no analysis code.
+* Which alertable changes become alerts of this run (a change can appear late or vanish,
+  seed csit-trend-analysis-patterns): the recent ones (fresh or inside the short-term window)
+  and those the previous run reported. Old changes nobody was told about are the dashboard's
+  business, not the mail's.
 * New or ongoing: ongoing when the previous run's ``alerts.json`` has the same id, or the same
   series and kind with a first bad build within ``MATCH_RUNS`` runs of this one (later data
   can move a group boundary by a run or two; the id follows the build, the match does not).
@@ -28,25 +22,23 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from pal.alerts.links import Links
 from pal.alerts.model import (
-    ACTIVE, ALL_TESTBEDS, NEW, ONE_TESTBED, ONGOING, RECOVERED, SOME_TESTBEDS, SUPERSEDED,
+    ACTIVE, ALL_TESTBEDS, NEW, ONE_TESTBED, ONGOING, SOME_TESTBEDS,
     Alert, AlertGroup, Evidence, alert_id, group_id,
 )
-from pal.analysis.detector import ChangePoint
-from pal.analysis.filters import filter_changes
-from pal.model import METRICS, Anomaly, SeriesResult, TrendGroup, topo_arch_of
-from pal.spec import AlertFilters, Spec, TestSet
+from pal.model import METRICS, Change, SeriesKey, SeriesResult, topo_arch_of
+from pal.spec import Spec
 
 MATCH_RUNS = 3  # a previous alert of the same series and kind this many runs away is the same change
 WINDOW_HOURS = 36.0  # changes on several topo-archs starting this close together are "at the same time"
 
-__all__ = ["build_alerts", "group_alerts", "BuildFacts", "recovered_after", "short_test_name", "MATCH_RUNS"]
+__all__ = ["build_alerts", "continued", "group_alerts", "BuildFacts", "short_test_name", "MATCH_RUNS"]
 
 
 class BuildFacts:
@@ -100,48 +92,6 @@ def short_test_name(test_id: str, metric: str) -> str:
     return tail
 
 
-def recovered_after(anomaly: Anomaly, groups: Iterable[TrendGroup], confirm_runs: int = 1) -> bool:
-    """A later group of ``confirm_runs`` runs or more came back within the noise of the old level."""
-    noise = _noise(anomaly)
-    for g in groups:
-        if g.start > anomaly.index and g.size >= confirm_runs and abs(g.avg - anomaly.before_avg) <= noise:
-            return True
-    return False
-
-
-def _noise(a: Anomaly) -> float:
-    return max(2.0 * a.before_stdev, 0.01 * abs(a.before_avg))
-
-
-def _is_return(before: Anomaly, a: Anomaly) -> bool:
-    """A progression that brings the series back within the noise of the level before a regression."""
-    return (before.kind == "regression" and a.kind == "progression"
-            and abs(a.after_avg - before.before_avg) <= _noise(before))
-
-
-def _filters(spec: Spec, name: str) -> tuple[AlertFilters, TestSet | None]:
-    ts = next((t for t in spec.test_sets if t.name == name), None)
-    return (ts.alert_filters if ts else AlertFilters()), ts
-
-
-def _week(spec: Spec, ts: TestSet | None, job: str) -> int:
-    w = ts.windows if ts is not None else None
-    if w is None:
-        from pal.spec import Windows
-
-        w = Windows()
-    js = spec.job(job)
-    return w.short_term_runs_single_testbed if js is not None and js.testbeds == 1 else w.short_term_runs
-
-
-def _kept(result: SeriesResult, filters: AlertFilters) -> list[tuple[Anomaly, int]]:
-    """The anomalies that pass the alert filters, each with the run it is reported at."""
-    by_index = {a.index: a for a in result.anomalies}
-    cps = [ChangePoint(a.index, a.kind, a.before_avg, a.after_avg, a.runs, a.index) for a in result.anomalies]
-    kept = filter_changes(result.values, cps, result.direction, filters.min_change_pct, filters.confirm_runs)
-    return [(by_index[c.index], c.reported_at) for c in kept if c.index in by_index]
-
-
 class _Previous:
     """The previous run's alerts, looked up by id and by (series, kind)."""
 
@@ -155,19 +105,19 @@ class _Previous:
             key = (str(d.get("job")), str(d.get("test_id")), str(d.get("metric")), str(d.get("kind")))
             self.by_series.setdefault(key, []).append(d)
 
-    def assign(self, result: SeriesResult, changes: list[Anomaly]) -> dict[int, str]:
+    def assign(self, key: SeriesKey, builds: np.ndarray, changes: list[Change]) -> dict[int, str]:
         """{anomaly index: the previous alert it continues}. A change keeps its own id when the
         previous run had it; the other previous alerts of the same series and kind go to the
         nearest unmatched change within MATCH_RUNS runs. One previous alert vouches for one change."""
         out: dict[int, str] = {}
         taken: set[str] = set()
         for a in changes:
-            aid = alert_id(result.key, a.build, a.kind)
+            aid = alert_id(key, _first_bad(a), a.kind)
             if aid in self.by_id:
                 out[a.index] = aid
                 taken.add(aid)
-        k = result.key
-        pos = {int(b): i for i, b in enumerate(result.builds)}
+        k = key
+        pos = {int(b): i for i, b in enumerate(builds)}
         pairs = []
         for a in changes:
             if a.index in out:
@@ -182,6 +132,15 @@ class _Previous:
                 out[index] = did
                 taken.add(did)
         return out
+
+
+def continued(key: SeriesKey, builds: np.ndarray, changes: list[Change], previous: list[dict] | None) -> dict[int, str]:
+    """{change index: id of the previous run's alert it continues} for one series (new when absent).
+
+    The rule ``build_alerts`` applies; public so that the accuracy harness replays a daily job
+    with the very same decision.
+    """
+    return _Previous(previous).assign(key, builds, changes)
 
 
 def build_alerts(results: list[SeriesResult], builds: pd.DataFrame, samples: pd.DataFrame | None, spec: Spec,
@@ -202,33 +161,22 @@ def build_alerts(results: list[SeriesResult], builds: pd.DataFrame, samples: pd.
     acks = acks or {}
     out: list[Alert] = []
     for r in sorted(results, key=lambda r: (r.key.job, r.key.test_id, r.key.metric)):
-        values = np.asarray(r.values, dtype=np.float64)
-        valid = np.flatnonzero(~np.isnan(values))
-        if len(valid) == 0 or not r.anomalies:
+        if not r.alertable:
             continue
-        filters, ts = _filters(spec, r.test_set)
-        last = int(valid[-1])
-        window_start = int(valid[max(0, len(valid) - _week(spec, ts, r.key.job))])
-        kept = _kept(r, filters)
-        continues = prev.assign(r, [a for a, _ in kept])
-        for pos, (a, reported_at) in enumerate(kept):
-            if pos and _is_return(kept[pos - 1][0], a):
-                continue  # the way back after a regression: the recovered regression tells it
-            aid = alert_id(r.key, a.build, a.kind)
-            came_back = recovered_after(a, r.groups, filters.confirm_runs)
-            state = RECOVERED if came_back else (ACTIVE if pos == len(kept) - 1 else SUPERSEDED)
-            prev_id = continues.get(a.index)
-            fresh = state == ACTIVE and reported_at == last
-            if not (fresh or prev_id is not None or a.index >= window_start):
+        continues = prev.assign(r.key, r.builds, r.alertable)
+        for c in r.alertable:
+            prev_id = continues.get(c.index)
+            if not (c.recent or prev_id is not None):
                 continue
+            aid = alert_id(r.key, _first_bad(c), c.kind)
             ack_key = aid if aid in acks else (prev_id if prev_id in acks else None)
             out.append(Alert(
-                id=aid, key=r.key, kind=a.kind, state=state, status=ONGOING if prev_id else NEW,
-                acked=ack_key is not None, ack_reason=acks.get(ack_key) if ack_key else None, fresh=fresh,
+                id=aid, key=r.key, kind=c.kind, state=c.state, status=ONGOING if prev_id else NEW,
+                acked=ack_key is not None, ack_reason=acks.get(ack_key) if ack_key else None, fresh=c.fresh,
                 test_set=r.test_set, topo_arch=str(r.attrs.get("topo_arch") or topo_arch_of(r.key.job)),
                 test_name=short_test_name(r.key.test_id, r.key.metric), nic=str(r.attrs.get("nic") or ""),
                 frame_size=str(r.attrs.get("frame_size") or ""), unit=METRICS.get(r.key.metric, ("", 1))[0],
-                evidence=_evidence(r, a, facts, links), testbeds=_testbeds(r, a, facts),
+                evidence=_evidence(r, c, facts, links), testbeds=_testbeds(r, c, facts),
                 previous_id=prev_id if prev_id != aid else None,
                 previous_state=str(prev.by_id[prev_id].get("state") or ACTIVE) if prev_id else None,
             ))
@@ -245,30 +193,35 @@ def _iso(t: Any) -> str:
     return ts.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _evidence(r: SeriesResult, a: Anomaly, facts: BuildFacts, links: Links) -> Evidence:
+def _first_bad(c: Change) -> int:
+    return int(c.first_bad_build if c.first_bad_build is not None else c.index)
+
+
+def _evidence(r: SeriesResult, a: Change, facts: BuildFacts, links: Links) -> Evidence:
+    """The numbers of the change as the analysis measured them (levels between the kept levels)."""
     job = r.key.job
     c = r.compliance
+    first_bad = _first_bad(a)
     return Evidence(
-        before_avg=float(a.before_avg), before_stdev=float(a.before_stdev), after_avg=float(a.after_avg),
+        before_avg=float(a.before), before_stdev=float(a.before_stdev), after_avg=float(a.after),
         after_stdev=float(a.after_stdev), change_pct=float(a.change) * 100.0, runs=int(a.runs),
-        last_good_build=a.last_good_build, first_bad_build=int(a.build), first_bad_time=_iso(r.times[a.index]),
-        last_good_url=links.build(job, a.last_good_build), first_bad_url=links.build(job, a.build),
+        last_good_build=a.last_good_build, first_bad_build=first_bad, first_bad_time=_iso(r.times[a.index]),
+        last_good_url=links.build(job, a.last_good_build), first_bad_url=links.build(job, first_bad),
         dut_version_before=facts.get(job, a.last_good_build, "dut_version"),
-        dut_version_after=facts.get(job, a.build, "dut_version"),
-        testbed_before=facts.get(job, a.last_good_build, "testbed"), testbed_after=facts.get(job, a.build, "testbed"),
+        dut_version_after=facts.get(job, first_bad, "dut_version"),
+        testbed_before=facts.get(job, a.last_good_build, "testbed"), testbed_after=facts.get(job, first_bad, "testbed"),
         trend=float(c.trend), long_term_change_pct=float(c.long_term_change),
         short_term_change_pct=float(c.short_term_change),
     )
 
 
-def _level_end(r: SeriesResult, a: Anomaly) -> int:
-    for g in r.groups:
-        if g.start <= a.index < g.end:
-            return g.end
-    return a.index + 1
+def _level_end(r: SeriesResult, a: Change) -> int:
+    """The run after the new level: the next alertable change's first run, or the series' end."""
+    later = [c.index for c in r.alertable if c.index > a.index]
+    return min(later) if later else len(r.values)
 
 
-def _testbeds(r: SeriesResult, a: Anomaly, facts: BuildFacts) -> tuple[str, ...]:
+def _testbeds(r: SeriesResult, a: Change, facts: BuildFacts) -> tuple[str, ...]:
     found = set()
     for i in range(a.index, _level_end(r, a)):
         if not math.isnan(float(r.values[i])):

@@ -100,7 +100,7 @@ def _group_codes(ordered: list[SeriesResult], values: np.ndarray) -> tuple[np.nd
             lo, hi = start + max(0, min(g.start, size)), start + max(0, min(g.end, size))
             group[lo:hi] = gi
             glabel[lo:hi] = of(g.label)
-        for a in r.anomalies:
+        for a in r.changes:
             if 0 <= a.index < size and not missing[start + a.index]:
                 label[start + a.index] = of(a.kind)
         start += size

@@ -16,19 +16,21 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
-from pal.model import SeriesKey
+from pal.model import ACTIVE, RECOVERED, SUPERSEDED, AlertView, SeriesKey
 
 REGRESSION = "regression"
 PROGRESSION = "progression"
 
-#: ``Alert.state``: the series is still at the new level / came back to the old one / moved on.
-ACTIVE, RECOVERED, SUPERSEDED = "active", "recovered", "superseded"
+#: ``Alert.state`` is the change's state (pal.model: active | recovered | superseded)
 #: ``Alert.status``: first reported by this run / reported by the previous run too.
 NEW, ONGOING = "new", "ongoing"
 #: ``AlertGroup.scope``: where the same change was seen at about the same time.
 ALL_TESTBEDS, SOME_TESTBEDS, ONE_TESTBED = "all-testbeds", "some-testbeds", "one-testbed"
 
 FAIL_ON = ("new-regression", "any-regression", "never")
+
+__all__ = ["ACTIVE", "RECOVERED", "SUPERSEDED", "NEW", "ONGOING", "ALL_TESTBEDS", "SOME_TESTBEDS", "ONE_TESTBED",
+           "FAIL_ON", "Alert", "AlertGroup", "Evidence", "alert_id", "group_id"]
 
 
 def _short_sha1(text: str) -> str:
@@ -116,6 +118,11 @@ class Alert:
         return (f"# {self.key.job} {self.key.test_id} {self.key.metric}: {self.kind} "
                 f"{_pct(ev.change_pct)} from build {ev.first_bad_build}\n"
                 f"{self.id}: \"reason, e.g. a ticket or change number\"\n")
+
+    def view(self) -> AlertView:
+        """The typed view the site renders."""
+        return AlertView(self.id, self.key, self.kind, self.state, self.status, self.acked, self.ack_reason,
+                         self.ack_snippet, self.evidence.change_pct, self.evidence.first_bad_build)
 
     def to_dict(self) -> dict[str, Any]:
         return {

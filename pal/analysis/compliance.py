@@ -10,7 +10,7 @@ sample t belongs to:
   visible; for a lower-is-better metric (direction -1, latency) R is the *minimum* of that
   window instead, i.e. always the best level of the reference period. The sign stays that of
   the raw value: for latency a positive change is a rise, i.e. worse.
-* Regressions / Progressions = anomalies whose first sample is one of the last ``week``
+* Regressions / Progressions = changes whose first sample is one of the last ``week``
   samples (those after last - week).
 
 Choices where the seeds leave room (documented here because the dashboard depends on them):
@@ -35,7 +35,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from pal.model import Anomaly, Compliance, TrendGroup
+from pal.model import Change, Compliance, TrendGroup
 from pal.spec import Windows
 
 __all__ = ["compliance", "week_runs"]
@@ -90,7 +90,7 @@ def _runs_of_last(trend: np.ndarray, valid: np.ndarray, groups: Sequence[TrendGr
 def compliance(
     trend: np.ndarray,
     times: np.ndarray | Sequence | None,
-    anomalies: Sequence[Anomaly],
+    changes: Sequence[Change],
     windows: Windows,
     single_testbed: bool,
     direction: int,
@@ -99,10 +99,10 @@ def compliance(
     """The compliance metrics of one series.
 
     Args:
-        trend: group average per run, NaN where the run is missing (pal.analysis.anomalies).
+        trend: group average per run, NaN where the run is missing (pal.analysis.mdl_detector).
         times: sample time per run (datetime64 or anything pandas reads), aligned with
             ``trend``; None counts the 3-month window in runs only.
-        anomalies: the series' anomalies (``index`` into the same arrays, ``kind`` already
+        changes: the series' changes (``index`` into the same arrays, ``kind`` already
             turned by direction).
         windows: the test set's window sizes.
         single_testbed: the job's topo-arch has one testbed (shorter week).
@@ -111,7 +111,7 @@ def compliance(
             samples back from the last that share its trend value.
 
     Returns:
-        Compliance; with no valid sample: trend NaN, runs 0, changes NaN, no anomalies.
+        Compliance; with no valid sample: trend NaN, runs 0, changes NaN, no changes.
     """
     trend = np.asarray(trend, dtype=np.float64)
     nanos = _nanos(times, len(trend))
@@ -135,10 +135,10 @@ def compliance(
     reference = float(np.maximum.reduce(window) if direction >= 0 else np.minimum.reduce(window))
     long = _percent(value, reference)
 
-    recent: list[Anomaly] = []
+    recent: list[Change] = []
     if week > 0:
         first_in_week = int(valid[max(last - week + 1, 0)])
-        recent = [a for a in anomalies if a.index >= first_in_week]
+        recent = [a for a in changes if a.index >= first_in_week]
     return Compliance(
         trend=value,
         runs=_runs_of_last(trend, valid, groups),

@@ -5,18 +5,20 @@ trial lists with None for missing) and says, per sample, whether a change is cal
 the numbers behind each call. Detectors are pure: none imports the pipeline, so the accuracy
 harness, the benchmarks and the analysis stage all call them the same way.
 
-Registry names match ``pal.spec.DetectorSpec.name``: ``mdl``, ``tma``, ``fisher``, ``wda``.
+Detectors are found by name in ``pal.analysis.registry`` (one line per detector); the spec's
+allowed names, ``pal validate``'s parameter checks and ``pal evaluate`` all read that registry.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Protocol, Sequence
 
 import numpy as np
 
 from pal.errors import SpecError
+from pal.model import Change, TrendGroup
 
 NORMAL = "normal"
 REGRESSION = "regression"
@@ -26,29 +28,6 @@ MISSING = "missing"
 SeriesInput = Sequence[float] | np.ndarray | Sequence[Sequence[float] | None]
 
 
-@dataclass(frozen=True)
-class ChangePoint:
-    """A change called by a detector, with evidence a reader can check by hand.
-
-    ``index`` is the first sample of the new level; ``reported_at`` the sample at which the
-    change is (or would be) reported: the same sample for a plain detector, later when a
-    post-filter waits for confirmation or a windowed detector needs several runs.
-    """
-
-    index: int
-    kind: str  # "regression" | "progression"
-    before: float  # level before the change (mean, group average or TMA)
-    after: float  # level of the new run(s)
-    runs: int  # valid runs the new level has held (detector's own meaning, see docs/detectors.md)
-    reported_at: int
-    evidence: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def change(self) -> float:
-        """Relative change (after - before) / |before|; NaN when before is 0."""
-        return (self.after - self.before) / abs(self.before) if self.before else math.nan
-
-
 @dataclass
 class Detection:
     """What a detector says about one series; every array has one entry per sample."""
@@ -56,17 +35,23 @@ class Detection:
     detector: str
     labels: list[str]  # normal | regression | progression (where a change is called) | missing
     trend: np.ndarray  # centre line per sample (group average, TMA, ...), NaN where none
-    changes: list[ChangePoint]
+    changes: list[Change]
     bands: dict[str, np.ndarray] = field(default_factory=dict)  # e.g. mm, tma, tma_lo, tma_hi
     verdict: str = NORMAL  # the last run: normal | regression | progression | missing
     params: dict[str, Any] = field(default_factory=dict)  # effective parameters, for reports
+    groups: list[TrendGroup] = field(default_factory=list)  # levels; empty: one level per change
 
 
 class Detector(Protocol):
-    """The interface: a name, its effective parameters and ``detect``."""
+    """The interface: a name, its effective parameters, whether it reads trials, and ``detect``.
+
+    ``uses_trials``: the analysis passes per-run trial lists (MRR) when the samples have them,
+    plain run values otherwise.
+    """
 
     name: str
     params: dict[str, Any]
+    uses_trials: bool
 
     def detect(self, series: SeriesInput, direction: int = 1) -> Detection: ...
 
@@ -122,7 +107,7 @@ def check_number(detector: str, key: str, value: Any, low: float, integer: bool 
         raise SpecError(f"detector.params.{key.replace('_', '-')}", value, f"{what} >= {low} ({detector})")
 
 
-def labels_from_changes(values: np.ndarray, changes: Iterable[ChangePoint]) -> list[str]:
+def labels_from_changes(values: np.ndarray, changes: Iterable[Change]) -> list[str]:
     """Per-sample labels: the change's kind at its index, missing at NaN, normal elsewhere."""
     labels = [MISSING if math.isnan(v) else NORMAL for v in values]
     for cp in changes:
@@ -130,7 +115,7 @@ def labels_from_changes(values: np.ndarray, changes: Iterable[ChangePoint]) -> l
     return labels
 
 
-def verdict_of(values: np.ndarray, changes: Iterable[ChangePoint]) -> str:
+def verdict_of(values: np.ndarray, changes: Iterable[Change]) -> str:
     """The last run's verdict: the kind of a change reported at the last run, else normal."""
     if len(values) == 0 or math.isnan(values[-1]):
         return MISSING
@@ -146,14 +131,14 @@ def changes_from_runs(
     flags: Sequence[str],
     reference: np.ndarray,
     extra: Callable[[int], dict[str, Any]] | None = None,
-) -> list[ChangePoint]:
+) -> list[Change]:
     """Turn per-sample flags of a windowed detector into change points.
 
     A maximal run of consecutive valid samples flagged with the same kind (missing samples are
     skipped, a normal one ends the run) is one change at its first sample; ``before`` is the
     reference (e.g. TMA) there, ``after`` the mean of the flagged values, ``runs`` their count.
     """
-    out: list[ChangePoint] = []
+    out: list[Change] = []
     valid = [i for i in range(len(values)) if not math.isnan(values[i])]
     j = 0
     while j < len(valid):
@@ -170,88 +155,30 @@ def changes_from_runs(
         ev = {"flagged_runs": len(members), "reference": float(reference[i])}
         if extra is not None:
             ev.update(extra(i))
-        out.append(ChangePoint(i, kind, float(reference[i]), after, len(members), i, ev))
+        out.append(Change(i, kind, float(reference[i]), after, len(members), i, ev))
         j = k + 1
     return out
 
 
-def with_changes(det: Detection, values: np.ndarray, changes: list[ChangePoint]) -> Detection:
-    """A copy of ``det`` with other change points, labels and verdict recomputed."""
-    return replace(det, changes=changes, labels=labels_from_changes(values, changes),
-                   verdict=verdict_of(values, changes))
+def levels_from_changes(values: np.ndarray, changes: Sequence[Change]) -> tuple[list[TrendGroup], np.ndarray]:
+    """Levels of a detector that reports only changes: a level runs from one change to the next.
 
-
-# ---------------------------------------------------------------------------
-# MDL (CSIT's jumpavg grouping) behind the same interface
-# ---------------------------------------------------------------------------
-
-
-class MdlDetector:
-    """CSIT's minimum-description-length grouping: a change is called at each new group's start.
-
-    The grouping is ``pal.analysis.mdl.classify`` on the valid run values (missing runs left
-    out, so a failed run never splits a group); it is imported when first used. ``classify`` may
-    be injected (tests and benchmarks use a reference implementation until mdl.py lands).
+    Each level's average and stdev are those of its valid runs; the trend is that average at
+    each valid run, NaN at missing runs.
     """
+    n = len(values)
+    valid = ~np.isnan(values)
+    cps = sorted(changes, key=lambda c: c.index)
+    kinds = {c.index: c.kind for c in cps}
+    cuts = sorted({0, n, *(c.index for c in cps if 0 < c.index < n)})
+    groups: list[TrendGroup] = []
+    trend = np.full(n, np.nan)
+    for a, b in zip(cuts[:-1], cuts[1:]):
+        seg = values[a:b][valid[a:b]]
+        if len(seg) == 0:
+            continue
+        avg = float(np.mean(seg))
+        groups.append(TrendGroup(a, b, avg, float(np.std(seg)), int(len(seg)), kinds.get(a, NORMAL) if a else NORMAL))
+        trend[a:b][valid[a:b]] = avg
+    return groups, trend
 
-    name = "mdl"
-
-    def __init__(self, params: dict[str, Any] | None = None, classify: Callable[..., Any] | None = None):
-        self.params = check_params("mdl", params, {"unit": None, "sbps": None})
-        for key in ("unit", "sbps"):
-            if self.params[key] is not None:
-                check_number("mdl", key, self.params[key], 0.0)
-        self._classify = classify
-
-    def detect(self, series: SeriesInput, direction: int = 1) -> Detection:
-        values = as_values(series)
-        valid = np.flatnonzero(~np.isnan(values))
-        trend = np.full(len(values), np.nan)
-        changes: list[ChangePoint] = []
-        if len(valid):
-            classify = self._classify
-            if classify is None:
-                from pal.analysis.mdl import classify
-            groups = list(classify([float(v) for v in values[valid]], unit=self.params["unit"],
-                                   sbps=self.params["sbps"]))
-            prev = None
-            for g in groups:
-                members = valid[g.start : g.end]
-                trend[members] = g.avg
-                if prev is not None and g.avg != prev.avg:
-                    first = int(members[0])
-                    ev = {"before_avg": float(prev.avg), "before_stdev": float(prev.stdev),
-                          "before_runs": int(prev.size), "after_avg": float(g.avg),
-                          "after_stdev": float(g.stdev), "after_runs": int(g.size),
-                          "group_bits": float(getattr(g, "bits", math.nan))}
-                    changes.append(ChangePoint(first, kind_of(prev.avg, g.avg, direction), float(prev.avg),
-                                               float(g.avg), int(g.size), first, ev))
-                prev = g
-        return Detection("mdl", labels_from_changes(values, changes), trend, changes,
-                         {}, verdict_of(values, changes), dict(self.params))
-
-
-# ---------------------------------------------------------------------------
-# Registry
-# ---------------------------------------------------------------------------
-
-DETECTORS = ("mdl", "tma", "fisher", "wda")
-
-
-def get_detector(name: str, params: dict[str, Any] | None = None) -> Detector:
-    """The detector called ``name`` with ``params`` checked; SpecError for unknown names or keys."""
-    if name == "mdl":
-        return MdlDetector(params)
-    if name == "tma":
-        from pal.analysis.tma import TmaDetector
-
-        return TmaDetector(params)
-    if name == "fisher":
-        from pal.analysis.fisher import FisherDetector
-
-        return FisherDetector(params)
-    if name == "wda":
-        from pal.analysis.wda import WdaDetector
-
-        return WdaDetector(params)
-    raise SpecError("detector.name", name, "one of " + ", ".join(DETECTORS))

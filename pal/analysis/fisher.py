@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from pal.analysis.detector import (
-    ChangePoint,
+    Change,
     Detection,
     SeriesInput,
     as_values,
@@ -190,6 +190,7 @@ class FisherDetector:
     """
 
     name = "fisher"
+    uses_trials = False
 
     def __init__(self, params: dict[str, Any] | None = None):
         self.params = check_params("fisher", params, {"alpha": FITTED_ALPHA, "min_size": 1})
@@ -214,7 +215,7 @@ class FisherDetector:
             at = int(valid[t.index])
             ev = {"T": t.t, "Tc": t.tc, "phi": t.phi, "N": t.last - t.first, "D_P": t.d_p, "D_Q": t.d_q,
                   "depth": t.depth, "before_mean": means[s - 1], "after_mean": means[s]}
-            changes.append(ChangePoint(at, kind_of(means[s - 1], means[s], direction), means[s - 1], means[s],
+            changes.append(Change(at, kind_of(means[s - 1], means[s], direction), means[s - 1], means[s],
                                        bounds[s + 1] - bounds[s], at, ev))
         changes = [c for c in changes if c.kind != "normal"]
         return Detection("fisher", labels_from_changes(values, changes), trend, changes, {},

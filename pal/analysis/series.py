@@ -1,25 +1,28 @@
 """From the samples table to one analysed ``SeriesResult`` per (job, test, metric).
 
-The analysis runs once per series; dashboards, graphs, alerts and exports all reuse its
-result. MDL classifies each series' whole window on every run (the compiled search costs
-less than any saved state would, and the window slides daily); ``MdlState.extend`` remains
-for callers that append to a fixed series.
+The analysis runs once per series; dashboards, graphs, alerts, exports and the accuracy
+harness all reuse its result. ``analyse_one`` is the single place where a detector runs and
+where the alertable changes are decided (``pal.analysis.filters.alertable_changes``): the
+alerts stage only groups, matches and writes them; ``pal evaluate`` scores the same list.
+Every series' whole window is analysed on every run (the compiled MDL search costs less than
+any saved state would, and the window slides daily).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Iterable
 
 import numpy as np
 import pandas as pd
 
-from pal.analysis.anomalies import analyse as mdl_analyse
 from pal.analysis.bands import rolling_bands
-from pal.analysis.compliance import compliance
-from pal.analysis.detector import ChangePoint, Detection, get_detector
-from pal.model import Anomaly, SeriesKey, SeriesResult, TrendGroup
+from pal.analysis.compliance import compliance, week_runs
+from pal.analysis.detector import Detector, levels_from_changes
+from pal.analysis.filters import alertable_changes
+from pal.analysis.registry import get_detector
+from pal.model import Change, SeriesKey, SeriesResult
 from pal.spec import Spec, TestSet
 
 #: columns a series carries as attributes (constant per series, the last row's value wins)
@@ -41,11 +44,7 @@ class SeriesInput:
     values: np.ndarray
     stdevs: np.ndarray
     attrs: dict[str, Any]
-
-
-def state_key(key: SeriesKey) -> str:
-    """A series key as one string (keys of the saved page digests)."""
-    return f"{key.job}|{key.test_id}|{key.metric}"
+    trials: list | None = None  # per run: the trial list (MRR) or None; None when not read
 
 
 def assign_test_sets(samples: pd.DataFrame, spec: Spec) -> pd.Series:
@@ -134,6 +133,7 @@ def split_series(samples: pd.DataFrame, spec: Spec) -> list[SeriesInput]:
     builds = builds_all[keep]
     values_all = num("value", np.float64)
     stdevs_all = num("stdev", np.float64)
+    trials_all = df["trials"].to_numpy(dtype=object)[keep] if "trials" in df.columns else None
     jobs, ids, metrics = (text(c)[starts] for c in ("job", "test_id", "metric"))
     lasts = ends - 1
     attr_cols = {c: text(c)[lasts] for c in ATTR_COLUMNS}
@@ -146,8 +146,9 @@ def split_series(samples: pd.DataFrame, spec: Spec) -> list[SeriesInput]:
         attrs["testbeds"] = testbeds[s:e].tolist()
         attrs["statuses"] = statuses[s:e].tolist()
         key = SeriesKey(jobs[i], ids[i], metrics[i])
+        trials = None if trials_all is None else [_trial_list(t) for t in trials_all[s:e]]
         out.append(SeriesInput(key, str(sets[i]), builds[s:e], times_all[s:e], values_all[s:e],
-                               stdevs_all[s:e], attrs))
+                               stdevs_all[s:e], attrs, trials))
     return out
 
 
@@ -167,36 +168,54 @@ def single_testbed_jobs(builds: pd.DataFrame, spec: Spec) -> set[str]:
     return out
 
 
-def analyse_one(series: SeriesInput, test_set: TestSet, single_testbed: bool) -> SeriesResult:
-    """Detector, anomalies, compliance and bands of one series.
+def _trial_list(cell: Any) -> list[float] | None:
+    if cell is None or (isinstance(cell, float) and np.isnan(cell)):
+        return None
+    trials = [float(t) for t in cell]
+    return trials or None
 
-    MDL classifies the whole window on every run: the compiled search does 6,000 series of 180
-    runs in about 1.2 s, less than loading, extending and saving their states (docs/scaling.md),
-    and the window slides every day, which no saved state survives (MDL cannot drop a run).
+
+def detector_of(test_set: TestSet) -> Detector:
+    """The test set's detector, built from the registry with its parameters."""
+    return get_detector(test_set.detector.name, test_set.detector.params)
+
+
+def analyse_one(series: SeriesInput, test_set: TestSet, single_testbed: bool,
+                detector: Detector | None = None) -> SeriesResult:
+    """Detector, alertable changes, compliance and bands of one series.
+
+    The detector sees the trial lists when it reads them (``uses_trials``) and the samples
+    have them, the run values otherwise. Its trend, levels, bands and verdict are kept as it
+    gave them; a detector that reports only changes gets one level per change. The alertable
+    changes (``SeriesResult.alertable``) use the test set's alert filters and the short-term
+    window (``compliance.week_runs``), the same window the dashboard counts regressions in.
     """
+    det = detector or detector_of(test_set)
     direction = test_set.direction_of(series.key.metric)
     values = series.values
-    if test_set.detector.name == "mdl":
-        params = test_set.detector.params
-        res = mdl_analyse(values, series.builds, direction, unit=params.get("unit"), sbps=params.get("sbps"))
-        groups, trend, anomalies = res.groups, res.trend, res.anomalies
-    else:
-        det = get_detector(test_set.detector.name, test_set.detector.params).detect(values, direction)
-        groups, trend, anomalies = _from_detection(det, values, series.builds)
-    comp = compliance(trend, series.times, anomalies, test_set.windows, single_testbed, direction, groups=groups)
+    given: Any = values
+    if det.uses_trials and series.trials is not None:
+        given = [t if t is not None else (None if np.isnan(v) else [float(v)])
+                 for t, v in zip(series.trials, values)]
+    detection = det.detect(given, direction)
+    groups, level_trend = (detection.groups, None) if detection.groups else levels_from_changes(values, detection.changes)
+    trend = detection.trend if np.isfinite(detection.trend).any() else level_trend
+    if trend is None:
+        trend = np.full(len(values), np.nan)
+    changes = [_with_builds(c, series.builds, values, det.name) for c in detection.changes]
+    window = week_runs(test_set.windows, single_testbed)
+    filters = test_set.alert_filters
+    alertable = alertable_changes(det, given, direction, series.builds, min_change_pct=filters.min_change_pct,
+                                  confirm_runs=filters.confirm_runs, window_runs=window, changes=detection.changes)
+    comp = compliance(trend, series.times, changes, test_set.windows, single_testbed, direction, groups=groups)
     bands = _bands(values)
-    if np.isnan(values[-1]) if len(values) else True:
-        verdict = "missing"
-    else:
-        last = next((a for a in anomalies if a.index == len(values) - 1), None)
-        verdict = last.kind if last else "normal"
-    result = SeriesResult(
+    bands.update({k: np.asarray(v, dtype=np.float64) for k, v in detection.bands.items()})
+    return SeriesResult(
         key=series.key, builds=series.builds, times=series.times, values=values, stdevs=series.stdevs,
-        trend=trend, groups=groups, anomalies=anomalies, compliance=comp, verdict=verdict,
-        direction=direction, detector=test_set.detector.name, test_set=series.test_set,
-        attrs=dict(series.attrs), bands=bands,
+        trend=trend, groups=groups, changes=changes, compliance=comp, verdict=detection.verdict,
+        direction=direction, detector=det.name, test_set=series.test_set,
+        attrs=dict(series.attrs), bands=bands, alertable=alertable,
     )
-    return result
 
 
 def _bands(values: np.ndarray) -> dict[str, np.ndarray]:
@@ -206,40 +225,12 @@ def _bands(values: np.ndarray) -> dict[str, np.ndarray]:
     return rolling_bands(values, window=BAND_WINDOW)
 
 
-def _from_detection(det: Detection, values: np.ndarray, builds: np.ndarray
-                    ) -> tuple[list[TrendGroup], np.ndarray, list[Anomaly]]:
-    """Groups and anomalies of a non-MDL detector: a level runs from one change to the next."""
-    n = len(values)
-    valid = ~np.isnan(values)
-    cps: list[ChangePoint] = sorted(det.changes, key=lambda c: c.index)
-    cuts = [0] + [c.index for c in cps if 0 < c.index < n] + [n]
-    groups: list[TrendGroup] = []
-    trend = np.full(n, np.nan)
-    for a, b in zip(cuts[:-1], cuts[1:]):
-        seg = values[a:b][valid[a:b]]
-        if len(seg) == 0:
-            continue
-        avg, sd = float(np.mean(seg)), float(np.std(seg))
-        label = "normal"
-        cp = next((c for c in cps if c.index == a), None)
-        if cp is not None:
-            label = cp.kind
-        groups.append(TrendGroup(a, b, avg, sd, int(len(seg)), label))
-        trend[a:b][valid[a:b]] = avg
-    anomalies = []
-    for prev, g in zip(groups[:-1], groups[1:]):
-        if g.label == "normal":
-            continue
-        cp = next(c for c in cps if c.index == g.start)
-        prev_valid = np.flatnonzero(valid[: g.start])
-        last_good = int(builds[prev_valid[-1]]) if len(prev_valid) else None
-        change = (g.avg - prev.avg) / abs(prev.avg) if prev.avg else float("nan")
-        anomalies.append(Anomaly(
-            index=g.start, kind=g.label, build=int(builds[g.start]), last_good_build=last_good,
-            before_avg=prev.avg, before_stdev=prev.stdev, after_avg=g.avg, after_stdev=g.stdev,
-            change=change, runs=g.size, detector=det.detector, evidence=_plain(cp.evidence),
-        ))
-    return groups, trend, anomalies
+def _with_builds(c: Change, builds: np.ndarray, values: np.ndarray, detector: str) -> Change:
+    """A detector's change with its first bad / last good build and JSON-friendly evidence."""
+    before = np.flatnonzero(~np.isnan(values[: c.index]))
+    return replace(c, first_bad_build=int(builds[c.index]),
+                   last_good_build=int(builds[before[-1]]) if len(before) else None,
+                   detector=c.detector or detector, evidence=_plain(c.evidence))
 
 
 def _plain(d: dict) -> dict:
@@ -285,4 +276,5 @@ def _analyse_chunk(item: tuple[list[SeriesInput], Spec, set[str]]) -> list[Serie
     """Worker side of analyse_all: analyse series in order."""
     inputs, spec, single_testbed = item
     sets = {ts.name: ts for ts in spec.test_sets}
-    return [analyse_one(s, sets[s.test_set], s.key.job in single_testbed) for s in inputs]
+    detectors = {ts.name: detector_of(ts) for ts in spec.test_sets}
+    return [analyse_one(s, sets[s.test_set], s.key.job in single_testbed, detectors[s.test_set]) for s in inputs]

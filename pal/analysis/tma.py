@@ -87,6 +87,7 @@ class TmaDetector:
     """
 
     name = "tma"
+    uses_trials = False
 
     def __init__(self, params: dict[str, Any] | None = None):
         self.params = check_params("tma", params, DEFAULTS)

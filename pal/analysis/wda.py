@@ -272,6 +272,7 @@ class WdaDetector:
     """
 
     name = "wda"
+    uses_trials = True  # data_filter.data_type median reads the trials of a run
 
     def __init__(self, params: dict[str, Any] | None = None):
         self.params = check_params("wda", params, {"checks": DEFAULT_CHECKS})

@@ -43,8 +43,8 @@ def time_labels(times: np.ndarray) -> list[str | None]:
 def anomaly_points(result: SeriesResult) -> list[tuple[int, str, float]]:
     """(sample index, kind, y) of each anomaly, at the new group's average (raw units)."""
     out = []
-    for a in result.anomalies:
-        y = a.after_avg
+    for a in result.changes:
+        y = a.after
         for g in result.groups:
             if g.start <= a.index < g.end:
                 y = g.avg

@@ -96,7 +96,7 @@ def misaligned(result: SeriesResult) -> str | None:
     for name in ("builds", "times", "stdevs", "trend"):
         if len(getattr(result, name)) != n:
             return f"{name} has {len(getattr(result, name))} entries, values has {n}"
-    for a in result.anomalies:
+    for a in result.changes:
         if not 0 <= a.index < n:
             return f"anomaly at sample {a.index} outside the {n} samples"
     return None
@@ -167,18 +167,18 @@ class Pages:
         key, links = r.key, self.info.links
         sc = scale_of(key.metric)
         anomalies = []
-        for a in r.anomalies:
+        for a in r.changes:
             idx = a.index if 0 <= a.index < len(times) else None
             anomalies.append({
                 "kind": a.kind,
-                "label": build_label(key.job, a.build),
-                "url": links.build(key.job, a.build),
+                "label": build_label(key.job, a.first_bad_build),
+                "url": links.build(key.job, a.first_bad_build),
                 "time": times[idx] if idx is not None else "",
                 "good_label": build_label(key.job, a.last_good_build) if a.last_good_build is not None else "",
                 "good_url": links.build(key.job, a.last_good_build),
-                "before_avg": a.before_avg / sc.divisor,
+                "before_avg": a.before / sc.divisor,
                 "before_stdev": a.before_stdev / sc.divisor,
-                "after_avg": a.after_avg / sc.divisor,
+                "after_avg": a.after / sc.divisor,
                 "after_stdev": a.after_stdev / sc.divisor,
                 "change": a.change * 100.0,
                 "runs": a.runs,

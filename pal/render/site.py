@@ -21,8 +21,10 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import dataclasses
-from dataclasses import dataclass
+import hashlib
+import json
 import logging
+from dataclasses import dataclass
 import os
 import shutil
 import tempfile
@@ -32,9 +34,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Iterable, Sequence
 
+import numpy as np
 import pandas as pd
 
-from pal.model import SeriesKey, SeriesResult
+from pal.model import AlertView, SeriesKey, SeriesResult
 from pal.render import dashboard, graphs, stats, svg
 from pal.render.buildinfo import BuildIndex
 from pal.render.downloads import job_csv
@@ -72,7 +75,7 @@ def render_site(
     builds: pd.DataFrame,
     report: RunReport,
     spec: Spec,
-    alerts: list | None = None,
+    alerts: list[AlertView] | None = None,
     changed: set[SeriesKey] | None = None,
     *,
     workers: int | None = None,
@@ -109,7 +112,7 @@ def render_site(
 
 
 def _write(tmp: Path, previous: Path, results: list[SeriesResult], samples: pd.DataFrame, builds: pd.DataFrame,
-           report: RunReport, spec: Spec, alerts: list | None, changed: set[SeriesKey] | None,
+           report: RunReport, spec: Spec, alerts: list[AlertView] | None, changed: set[SeriesKey] | None,
            workers: int | None, templates_dir: Path, generated_at: datetime | None) -> None:
     results = sorted({r.key: r for r in results}.values(), key=lambda r: (r.key.job, r.key.test_id, r.key.metric))
     drawable = []
@@ -299,13 +302,11 @@ def _chunks(by_graph: dict) -> list[tuple[tuple, list[SeriesResult]]]:
     return out
 
 
-def _extras(results: list[SeriesResult], samples: pd.DataFrame, alerts: list | None) -> dict[SeriesKey, SeriesExtras]:
+def _extras(results: list[SeriesResult], samples: pd.DataFrame, alerts: list[AlertView] | None
+            ) -> dict[SeriesKey, SeriesExtras]:
     by_key: dict[SeriesKey, dict] = {}
-    for a in sorted(alerts or [], key=lambda a: str(getattr(a, "id", ""))):
-        key = getattr(a, "key", None)
-        if isinstance(key, SeriesKey):
-            by_key.setdefault(key, {"alerts": [], "failures": []})["alerts"].append(
-                (str(getattr(a, "id", "")), str(getattr(a, "kind", "")), _ack_text(a)))
+    for a in sorted(alerts or [], key=lambda a: a.id):
+        by_key.setdefault(a.key, {"alerts": [], "failures": []})["alerts"].append((a.id, a.kind, _ack_text(a)))
     if samples is not None and not samples.empty and "status" in samples.columns:
         fails = samples[samples["status"] == "FAIL"].sort_values(["job", "test_id", "metric", "build"], kind="stable")
         for (job, test_id, metric), grp in fails.groupby(["job", "test_id", "metric"], sort=True):
@@ -319,13 +320,38 @@ def _extras(results: list[SeriesResult], samples: pd.DataFrame, alerts: list | N
     return {k: SeriesExtras(tuple(v["alerts"]), tuple(v["failures"])) for k, v in by_key.items()}
 
 
-def _ack_text(alert: object) -> str:
+def _ack_text(alert: AlertView) -> str:
     """Acked: why. Not acked: the acks.yaml lines to copy (shown in a <pre>, escaped)."""
-    if getattr(alert, "acked", False):
-        reason = getattr(alert, "ack_reason", None) or ""
-        return f"acknowledged: {reason}" if reason else "acknowledged"
-    snippet = getattr(alert, "ack_snippet", None) or ""
-    return f"not acknowledged; to acknowledge, add to acks.yaml:\n{snippet}" if snippet else "not acknowledged"
+    if alert.acked:
+        return f"acknowledged: {alert.ack_reason}" if alert.ack_reason else "acknowledged"
+    return f"not acknowledged; to acknowledge, add to acks.yaml:\n{alert.ack_snippet}" if alert.ack_snippet \
+        else "not acknowledged"
+
+
+def page_digests(results: list[SeriesResult], alerts: list[AlertView] | None = None) -> dict[str, str]:
+    """A fingerprint of what each drill-down page shows, by ``"<job>|<test id>|<metric>"``.
+
+    Pages whose digest is unchanged since the last render are kept. The page lists the
+    series' alerts (id, kind, ack), so an alert that appears, goes or is acked without new
+    data changes the digest too.
+    """
+    by_key: dict[SeriesKey, list[AlertView]] = {}
+    for a in alerts or []:
+        by_key.setdefault(a.key, []).append(a)
+    out = {}
+    for r in results:
+        h = hashlib.sha1()
+        for arr in (r.builds, r.times, r.values, r.stdevs, r.trend):
+            h.update(np.ascontiguousarray(arr).tobytes())
+        h.update(json.dumps([(c.index, c.kind, c.detector, c.first_bad_build, c.last_good_build)
+                             for c in r.changes]).encode())
+        h.update(json.dumps(sorted((k, np.ascontiguousarray(v).tobytes().hex()) for k, v in r.bands.items())).encode())
+        h.update(json.dumps([r.detector, r.verdict, r.direction], default=str).encode())
+        h.update(json.dumps(r.attrs, sort_keys=True, default=str).encode())
+        shown = sorted((a.id, a.kind, a.acked, a.ack_reason or "", a.ack_snippet) for a in by_key.get(r.key, ()))
+        h.update(json.dumps(shown).encode())
+        out[f"{r.key.job}|{r.key.test_id}|{r.key.metric}"] = h.hexdigest()
+    return out
 
 
 # --------------------------------------------------------------------------- jobs, index
@@ -355,7 +381,8 @@ def _write_jobs(tmp: Path, pages: Pages, jobs: list[str], results: list[SeriesRe
 
 
 def _write_index(tmp: Path, pages: Pages, results: list[SeriesResult], samples: pd.DataFrame, builds: pd.DataFrame,
-                 report: RunReport, alerts: list | None, jobs: list[str], group_links: dict, links: Links) -> None:
+                 report: RunReport, alerts: list[AlertView] | None, jobs: list[str], group_links: dict,
+                 links: Links) -> None:
     tables = dashboard.dashboard_tables(results)
     failed = dashboard.failed_tests(samples, results)
     testbeds = sorted({t.testbed for t in tables} | {f.testbed for f in failed})
@@ -371,15 +398,12 @@ def _write_index(tmp: Path, pages: Pages, results: list[SeriesResult], samples: 
     by_key = {r.key: r for r in results}
     alert_rows = []
     # open regressions first, acknowledged last
-    order = sorted(alerts or [], key=lambda a: (bool(getattr(a, "acked", False)), str(getattr(a, "kind", "")) !=
-                                                "regression", str(getattr(a, "id", ""))))
+    order = sorted(alerts or [], key=lambda a: (a.acked, a.kind != "regression", a.id))
     for a in order:
-        key = getattr(a, "key", None)
-        r = by_key.get(key) if isinstance(key, SeriesKey) else None
+        r = by_key.get(a.key)
         alert_rows.append({
-            "id": str(getattr(a, "id", "")), "kind": str(getattr(a, "kind", "")), "acked": bool(getattr(a, "acked", False)),
-            "ack": _ack_text(a), "slug": r.key.slug() if r else None,
-            "name": short_name(r.key, str(r.attrs.get("nic") or "")) if r else str(key),
+            "id": a.id, "kind": a.kind, "acked": a.acked, "ack": _ack_text(a), "slug": r.key.slug() if r else None,
+            "name": short_name(r.key, str(r.attrs.get("nic") or "")) if r else series_key_text(a.key),
         })
     job_rows = []
     for job in jobs:

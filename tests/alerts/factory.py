@@ -1,8 +1,10 @@
 """Analysed series made by hand: groups given as break indices, everything else computed.
 
-Group averages and stdevs come from the values; anomalies from
-``pal.analysis.anomalies.anomalies_from_groups`` and the dashboard metrics from
-``pal.analysis.compliance.compliance``, so every number an alert shows can be checked by hand.
+Group averages and stdevs come from the values; changes from
+``pal.analysis.mdl_detector.changes_from_groups``, the dashboard metrics from
+``pal.analysis.compliance.compliance`` and the alertable changes from the analysis' own
+``pal.analysis.filters.alertable_changes`` (with a detector that calls the given breaks), so
+every number an alert shows can be checked by hand and comes from the code path that runs.
 """
 
 from __future__ import annotations
@@ -12,8 +14,12 @@ import math
 import numpy as np
 import pandas as pd
 
-from pal.analysis.anomalies import anomalies_from_groups
-from pal.analysis.compliance import compliance
+from dataclasses import replace
+
+from pal.analysis.compliance import compliance, week_runs
+from pal.analysis.detector import Detection, as_values, levels_from_changes, labels_from_changes, verdict_of
+from pal.analysis.filters import alertable_changes
+from pal.analysis.mdl_detector import changes_from_groups
 from pal.model import METRICS, SeriesKey, SeriesResult, TrendGroup, coerce_samples, topo_arch_of
 from pal.spec import AlertFilters, AlertsSpec, JobSpec, OutputsSpec, SourceSpec, Spec, TestSet, Windows
 
@@ -49,17 +55,52 @@ def make_result(values, breaks=(), *, job: str = ICX, name: str = "64b-2t1c-ethi
             label = "progression" if (avg - groups[-1].avg) * direction > 0 else "regression"
         groups.append(TrendGroup(idx[0], idx[-1] + 1, avg, sd, len(idx), label))
         trend[idx] = avg
-    anomalies = anomalies_from_groups(groups, builds)
-    comp = compliance(trend, times, anomalies, Windows(), False, direction, groups)
+    changes = [replace(c, first_bad_build=int(builds[c.index]),
+                       last_good_build=int(builds[max(i for i in range(c.index) if math.isfinite(values[i]))]))
+               for c in changes_from_groups(groups)]
+    comp = compliance(trend, times, changes, Windows(), False, direction, groups)
     last_valid = int(np.flatnonzero(np.isfinite(values))[-1])
     verdict = ("missing" if not math.isfinite(values[-1])
                else groups[-1].label if groups[-1].start == last_valid else "normal")
     key = SeriesKey(job, tid(name, suite), metric)
     attrs = {"topo_arch": topo_arch_of(job), "nic": nic, "frame_size": frame_size, "cores": "1C",
              "test_type": "MRR", "test_name": name}
-    return SeriesResult(key=key, builds=builds, times=times, values=values, stdevs=np.full(n, np.nan), trend=trend,
-                        groups=groups, anomalies=anomalies, compliance=comp, verdict=verdict, direction=direction,
+    result = SeriesResult(key=key, builds=builds, times=times, values=values, stdevs=np.full(n, np.nan), trend=trend,
+                        groups=groups, changes=changes, compliance=comp, verdict=verdict, direction=direction,
                         detector="mdl", test_set=test_set, attrs=attrs)
+    return decide([result], make_spec(test_set=test_set))[0]
+
+
+class GivenBreaks:
+    """A detector that calls the changes a hand-made result was given (masking cannot move them)."""
+
+    name = "mdl"
+    uses_trials = False
+    params: dict = {}
+
+    def __init__(self, result: SeriesResult):
+        self.result = result
+
+    def detect(self, series, direction: int = 1) -> Detection:
+        values = as_values(series)
+        changes = self.result.changes
+        groups, trend = levels_from_changes(values, changes)
+        return Detection("mdl", labels_from_changes(values, changes), trend, list(changes), {},
+                         verdict_of(values, changes), {}, groups)
+
+
+def decide(results: list[SeriesResult], spec: Spec) -> list[SeriesResult]:
+    """The results with ``alertable`` decided by the analysis under the spec's test set filters."""
+    sets = {ts.name: ts for ts in spec.test_sets}
+    out = []
+    for r in results:
+        ts = sets.get(r.test_set) or TestSet(r.test_set)
+        f = ts.alert_filters
+        alertable = alertable_changes(GivenBreaks(r), r.values, r.direction, r.builds, min_change_pct=f.min_change_pct,
+                                      confirm_runs=f.confirm_runs, window_runs=week_runs(ts.windows, False),
+                                      changes=r.changes)
+        out.append(replace(r, alertable=alertable))
+    return out
 
 
 def builds_for(results: list[SeriesResult], failed: dict[tuple[str, int], int] | None = None) -> pd.DataFrame:
@@ -98,12 +139,13 @@ def samples_for(results: list[SeriesResult], messages: dict[tuple[str, int], str
 
 
 def make_spec(jobs=(ICX, ALT), *, fail_on: str = "new-regression", confirm_runs: int = 1, min_change_pct: float = 0.0,
-              exports=("csv", "parquet"), build_url: str | None = "{jenkins}/job/{job}/{build}") -> Spec:
+              exports=("csv", "parquet"), build_url: str | None = "{jenkins}/job/{job}/{build}",
+              test_set: str = "mrr-daily") -> Spec:
     return Spec(
         name="alerts-test",
         jobs=[JobSpec(j) for j in jobs],
         sources=[SourceSpec("jenkins", "jenkins", url="https://jenkins.fd.io/", artifacts=["{jenkins}/{job}/{build}"])],
-        test_sets=[TestSet("mrr-daily", alert_filters=AlertFilters(min_change_pct, confirm_runs))],
+        test_sets=[TestSet(test_set, alert_filters=AlertFilters(min_change_pct, confirm_runs))],
         outputs=OutputsSpec(title="CSIT trending", build_url=build_url, exports=list(exports)),
         alerts=AlertsSpec(fail_on=fail_on),
     )

@@ -10,14 +10,16 @@ import pytest
 from pal.alerts import alert_id, build_alerts, group_alerts
 from pal.alerts.model import ACTIVE, ALL_TESTBEDS, NEW, ONE_TESTBED, ONGOING, RECOVERED
 from pal.model import SeriesKey
-from tests.alerts.factory import ALT, ICX, builds_for, flat, make_result, make_spec, samples_for, tid
+from tests.alerts.factory import ALT, ICX, builds_for, decide, flat, make_result, make_spec, samples_for, tid
 from tests.alerts.scenario import L2_SUITE, by_name, run_results
 
 ACKED_KEY = SeriesKey(ICX, f"{L2_SUITE}.64b-4t2c-avf-eth-l2bdbasemaclrn-mrr", "mrr")
 
 
 def _run(results, spec=None, previous=None, acks=None):
-    return build_alerts(results, builds_for(results), samples_for(results), spec or make_spec(), previous, acks)
+    spec = spec or make_spec()
+    results = decide(results, spec)
+    return build_alerts(results, builds_for(results), samples_for(results), spec, previous, acks)
 
 
 def test_alert_id_is_the_documented_sha1():
@@ -74,7 +76,7 @@ def test_a_previous_alert_vouches_for_one_change_only():
     one stays (ongoing); the earlier one may not borrow its record by the MATCH_RUNS match (it did,
     and a rerun on the same data grew an alert)."""
     r = make_result(flat(30e6, 20, 0.1e6) + flat(27e6, 2, 0.1e6) + flat(24e6, 16, 0.1e6), (20, 22))
-    assert [a.build for a in r.anomalies] == [120, 122]
+    assert [a.first_bad_build for a in r.changes] == [120, 122]
     later = alert_id(r.key, 122, "regression")
     prev = [{"id": later, "job": ICX, "test_id": r.key.test_id, "metric": "mrr", "kind": "regression",
              "evidence": {"first_bad_build": 122}}]

@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pal.analysis.anomalies import analyse
+from pal.analysis.mdl_detector import analyse
 from pal.analysis.compliance import _nanos, compliance, week_runs
-from pal.model import Anomaly, Compliance, TrendGroup
+from pal.model import Change, Compliance, TrendGroup
 from pal.spec import Windows
 
 NAN = math.nan
@@ -22,8 +22,8 @@ def daily(n: int, every_days: int = 1) -> np.ndarray:
     return start + np.arange(n) * np.timedelta64(every_days, "D")
 
 
-def anomaly(index: int, kind: str) -> Anomaly:
-    return Anomaly(index, kind, index, index - 1, 0.0, 0.0, 0.0, 0.0, 0.0, 1)
+def anomaly(index: int, kind: str) -> Change:
+    return Change(index, kind, 0.0, 0.0, 1, index)
 
 
 def test_three_levels():
@@ -118,9 +118,8 @@ def test_no_valid_sample():
 def test_end_to_end_with_mdl():
     # A series with a failed run and a clear 20 % drop 3 samples before the end.
     values = [10.0, 10.1, 9.9, 10.0, NAN, 10.05, 9.95, 10.0, 10.1, 9.9, 10.0, 8.0, 8.05, 7.95]
-    builds = list(range(1, 15))
-    mdl = analyse(values, builds, direction=+1)
-    got = compliance(mdl.trend, daily(14), mdl.anomalies, WINDOWS, False, +1, groups=mdl.groups)
+    mdl = analyse(values, direction=+1)
+    got = compliance(mdl.trend, daily(14), mdl.changes, WINDOWS, False, +1, groups=mdl.groups)
     before = np.mean([v for v in values[:11] if not math.isnan(v)])
     after = np.mean(values[11:])
     assert [(g.start, g.end) for g in mdl.groups] == [(0, 11), (11, 14)]

@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 
 from pal.analysis.detector import (
-    ChangePoint,
     as_values,
     changes_from_runs,
-    get_detector,
     kind_of,
     verdict_of,
 )
+from pal.analysis.registry import get_detector
+from pal.model import Change
 from pal.errors import SpecError
 
 
@@ -56,7 +56,7 @@ def test_kind_follows_direction():
 
 
 def test_change_relative():
-    cp = ChangePoint(3, "regression", 200.0, 150.0, 2, 3)
+    cp = Change(3, "regression", 200.0, 150.0, 2, 3)
     assert cp.change == pytest.approx(-0.25)
 
 
@@ -96,4 +96,4 @@ def test_changes_from_runs_groups_consecutive_flags():
     cps = changes_from_runs(values, flags, ref)
     assert [(c.index, c.kind, c.runs, c.after) for c in cps] == [
         (1, "regression", 3, pytest.approx((2 + 3 + 5) / 3)), (5, "progression", 1, 6.0)]
-    assert verdict_of(values, [ChangePoint(5, "progression", 1, 6, 1, 5)]) == "progression"
+    assert verdict_of(values, [Change(5, "progression", 1, 6, 1, 5)]) == "progression"

@@ -5,15 +5,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pal.analysis.detector import ChangePoint, get_detector
-from pal.analysis.filters import alert_changes, apply_filters, filter_changes, transient_runs
+from pal.analysis.registry import get_detector
+from pal.model import Change
+from pal.analysis.filters import alert_changes, alertable_changes, filter_changes, transient_runs
 
 # 100 x10, a one-run dip to 70 at run 10, 100 x10, then a step to 90 at run 21 (10 runs)
 VALUES = np.array([100.0] * 10 + [70.0] + [100.0] * 10 + [90.0] * 10)
 RAW = [
-    ChangePoint(10, "regression", 100.0, 70.0, 1, 10),
-    ChangePoint(11, "progression", 70.0, 100.0, 10, 11),
-    ChangePoint(21, "regression", 100.0, 90.0, 10, 21),
+    Change(10, "regression", 100.0, 70.0, 1, 10),
+    Change(11, "progression", 70.0, 100.0, 10, 11),
+    Change(21, "regression", 100.0, 90.0, 10, 21),
 ]
 
 
@@ -36,7 +37,7 @@ def test_no_filter_keeps_everything():
 
 
 def test_min_magnitude_alone():
-    small = [ChangePoint(21, "regression", 100.0, 99.5, 10, 21)]
+    small = [Change(21, "regression", 100.0, 99.5, 10, 21)]
     values = np.array([100.0] * 21 + [99.5] * 10)
     assert filter_changes(values, small, +1, min_change_pct=1.0) == []
     assert len(filter_changes(values, small, +1, min_change_pct=0.4)) == 1
@@ -44,16 +45,16 @@ def test_min_magnitude_alone():
 
 def test_pending_change_at_the_end_is_not_reported_yet():
     values = np.array([100.0] * 20 + [80.0])
-    cps = [ChangePoint(20, "regression", 100.0, 80.0, 1, 20)]
+    cps = [Change(20, "regression", 100.0, 80.0, 1, 20)]
     assert filter_changes(values, cps, +1, confirm_runs=2) == []
     values2 = np.array([100.0] * 20 + [80.0, 80.0])
-    cps2 = [ChangePoint(20, "regression", 100.0, 80.0, 2, 20)]
+    cps2 = [Change(20, "regression", 100.0, 80.0, 2, 20)]
     assert [c.reported_at for c in filter_changes(values2, cps2, +1, confirm_runs=2)] == [21]
 
 
 def test_confirmation_counts_valid_runs_only():
     values = np.array([100.0] * 20 + [80.0, np.nan, 80.0])
-    cps = [ChangePoint(20, "regression", 100.0, 80.0, 2, 20)]
+    cps = [Change(20, "regression", 100.0, 80.0, 2, 20)]
     assert filter_changes(values, cps, +1, confirm_runs=2)[0].reported_at == 22
 
 
@@ -72,17 +73,25 @@ def test_alert_changes_with_mdl_ignores_a_reverted_dip():
     assert [(c.index, c.kind) for c in raw.changes] == [(15, "regression"), (16, "progression"), (30, "regression")]
     kept = alert_changes(mdl, values, +1, min_change_pct=1.0, confirm_runs=2)
     assert [(c.index, c.kind, c.reported_at) for c in kept] == [(30, "regression", 31)]
-    det = apply_filters(raw, values, +1, 1.0, 2, detector=mdl)
-    assert det.labels[15] == "normal" and det.labels[30] == "regression"
-    assert det.verdict == "normal"  # reported at run 31, the last run is 39
+    (c,) = alertable_changes(mdl, values, +1, np.arange(1000, 1040), min_change_pct=1.0, confirm_runs=2,
+                             window_runs=9)
+    assert (c.index, c.first_bad_build, c.last_good_build, c.state) == (30, 1030, 1029, "active")
+    assert not c.fresh and not c.recent  # reported at run 31, the last run is 39; 30 is not among the last 9
+    assert (c.before, c.after) == (100.0, 90.0)  # medians of the kept levels, the dip left out
 
 
-def test_filtered_verdict_on_the_confirming_run():
+def test_alertable_fresh_on_the_confirming_run_and_a_return_is_not_its_own_alert():
     values = np.r_[np.full(20, 100.0), np.full(2, 80.0)]
     mdl = get_detector("mdl")
-    det = apply_filters(mdl.detect(values), values, +1, 1.0, 2, detector=mdl)
-    assert det.verdict == "regression"
-    assert apply_filters(mdl.detect(values[:-1]), values[:-1], +1, 1.0, 2, detector=mdl).verdict == "normal"
+    (c,) = alertable_changes(mdl, values, +1, min_change_pct=1.0, confirm_runs=2, window_runs=10)
+    assert (c.kind, c.fresh, c.recent, c.reported_at) == ("regression", True, True, 21)
+    assert alertable_changes(mdl, values[:-1], +1, min_change_pct=1.0, confirm_runs=2) == []  # pending
+    back = np.r_[values, np.full(6, 100.0)]  # the series came back: one recovered regression, no progression
+    (c,) = alertable_changes(mdl, back, +1, min_change_pct=1.0, confirm_runs=2, window_runs=10)
+    assert (c.kind, c.state, c.fresh) == ("regression", "recovered", False)
+    moved = np.r_[values, np.full(6, 60.0)]  # moved on further down: the first is superseded
+    a, b = alertable_changes(mdl, moved, +1, min_change_pct=1.0, confirm_runs=2, window_runs=10)
+    assert (a.state, b.state, b.kind, round(b.change, 3)) == ("superseded", "active", "regression", -0.25)
 
 
 def test_isolated_runs_by_hand():

@@ -100,7 +100,7 @@ def test_planted_steps_are_found_at_their_build(golden, kind):
     assert events
     for e in events:
         r = results[(e.job, e.test_id, e.metric)]
-        found = {(a.kind, a.build) for a in r.anomalies}
+        found = {(a.kind, a.first_bad_build) for a in r.changes}
         assert (kind, e.build) in found, (e, sorted(found))
 
 
@@ -110,7 +110,7 @@ def test_reverted_regression_is_a_dip_and_a_return(golden):
     for e in truth.events_of("reverted"):
         r = results[(e.job, e.test_id, e.metric)]
         i = int(np.flatnonzero(r.builds == e.build)[0])
-        kinds = {a.index: a.kind for a in r.anomalies}
+        kinds = {a.index: a.kind for a in r.changes}
         assert kinds.get(i) == "regression", e
         nxt = next(j for j in range(i + 1, len(r.values)) if not np.isnan(r.values[j]))
         assert kinds.get(nxt) == "progression", e
@@ -124,7 +124,7 @@ def test_step_on_all_testbeds_seen_on_every_job_at_once(golden):
     assert len(jobs) == 3
     for e in events:
         r = results[(e.job, e.test_id, e.metric)]
-        assert (("regression" if e.change < 0 else "progression"), e.build) in {(a.kind, a.build) for a in r.anomalies}
+        assert (("regression" if e.change < 0 else "progression"), e.build) in {(a.kind, a.first_bad_build) for a in r.changes}
 
 
 def test_failed_tests_are_gaps_never_zero(golden):
@@ -160,7 +160,7 @@ def test_no_false_latency_changes_with_the_right_precision(golden):
                if e.metric.startswith("latency") and e.kind in ("regression", "progression", "all-testbeds")}
     for r in outcome.results:
         if r.key.metric.startswith("latency") and (r.key.job, r.key.test_id, r.key.metric) not in planted:
-            assert r.anomalies == [], (r.key, [(a.kind, a.build) for a in r.anomalies])
+            assert r.changes == [], (r.key, [(a.kind, a.first_bad_build) for a in r.changes])
 
 
 def test_site_and_outputs_exist(golden):

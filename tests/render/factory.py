@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from pal.model import Anomaly, Compliance, SeriesKey, SeriesResult, TrendGroup, coerce_samples, topo_arch_of
+from pal.model import Change, Compliance, SeriesKey, SeriesResult, TrendGroup, coerce_samples, topo_arch_of
 from pal.spec import JobSpec, OutputsSpec, SourceSpec, Spec, TestSet
 
 T0 = np.datetime64("2022-01-01T03:00:00", "ns")
@@ -53,10 +53,10 @@ def make_result(
         if prev is not None:
             label = "progression" if (avg - prev.avg) * direction > 0 else "regression"
             first = a + int(np.flatnonzero(np.isfinite(seg))[0])
-            anomalies.append(Anomaly(
-                index=first, kind=label, build=int(builds[first]), last_good_build=int(builds[prev.end - 1]),
-                before_avg=prev.avg, before_stdev=prev.stdev, after_avg=avg, after_stdev=sd,
-                change=(avg - prev.avg) / prev.avg, runs=len(ok), evidence={"bits_saved": 12.5},
+            anomalies.append(Change(
+                index=first, kind=label, first_bad_build=int(builds[first]), last_good_build=int(builds[prev.end - 1]),
+                before=prev.avg, before_stdev=prev.stdev, after=avg, after_stdev=sd, reported_at=first,
+                runs=len(ok), detector="mdl", evidence={"bits_saved": 12.5},
             ))
         g = TrendGroup(a, b, avg, sd, len(ok), label)
         groups.append(g)
@@ -82,7 +82,7 @@ def make_result(
     return SeriesResult(
         key=key, builds=builds, times=times_for(n), values=values,
         stdevs=np.full(n, np.nan) if stdevs is None else np.asarray(stdevs, dtype=np.float64),
-        trend=trend, groups=groups, anomalies=anomalies, compliance=comp, verdict=verdict,
+        trend=trend, groups=groups, changes=anomalies, compliance=comp, verdict=verdict,
         direction=direction, detector="mdl", test_set="mrr-daily", attrs=base_attrs, bands=bands or {},
     )
 

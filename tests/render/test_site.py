@@ -114,11 +114,11 @@ def test_csv_download_has_the_trended_values(site):
 def test_drill_down_shows_evidence_with_build_links(site):
     root, results, _ = site
     html = (root / "s" / f"{results[0].key.slug()}.html").read_text("utf-8")
-    a = results[0].anomalies[0]
-    assert a.build == 130 and a.last_good_build == 129
+    a = results[0].changes[0]
+    assert a.first_bad_build == 130 and a.last_good_build == 129
     assert '<a href="https://jenkins.example/job/csit-vpp-perf-mrr-daily-master-2n-icx/130">mrr-daily-build-130</a>' in html
     assert '<a href="https://jenkins.example/job/csit-vpp-perf-mrr-daily-master-2n-icx/129">mrr-daily-build-129</a>' in html
-    assert f"{a.before_avg / 1e6:.2f} ± {a.before_stdev / 1e6:.2f}" in html
+    assert f"{a.before / 1e6:.2f} ± {a.before_stdev / 1e6:.2f}" in html
     assert f"{a.change * 100:.2f}" in html
     assert "acknowledged: known &lt;script&gt;" in html  # the acked alert and its snippet
     ndr = (root / "s" / f"{results[3].key.slug()}.html").read_text("utf-8")

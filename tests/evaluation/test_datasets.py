@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pal.datasets import MIN_GAP, csit_like, read_csv, write_csv
+from pal.evaluation.datasets import MIN_GAP, csit_like, read_csv, write_csv
 from pal.errors import ParseError
 
 

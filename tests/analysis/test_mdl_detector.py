@@ -1,4 +1,5 @@
-"""pal.analysis.anomalies: groups over full arrays with missing runs, direction, evidence."""
+"""pal.analysis.mdl_detector: groups over full arrays with missing runs, direction, evidence;
+builds of each change as the analysis adds them (pal.analysis.series)."""
 
 from __future__ import annotations
 
@@ -9,18 +10,30 @@ import jumpavg
 import numpy as np
 import pytest
 
-from pal.analysis.anomalies import analyse, trend_array, valid_samples
-from pal.analysis.mdl import MdlState
+from pal.analysis import mdl_detector
+from pal.analysis.mdl_detector import trend_array, valid_samples
+from pal.analysis.series import _with_builds
 from pal.model import TrendGroup
 
 NAN = math.nan
+
+
+def analyse(values, builds, direction):
+    """MDL's view with the builds of each change, as analyse_one gives them."""
+    if len(builds) != len(values):
+        raise ValueError("lengths differ")
+    res = mdl_detector.analyse(values, direction)
+    numbers = np.array([NAN if v is None or (not isinstance(v, (list, tuple)) and math.isnan(v))
+                        or (isinstance(v, (list, tuple)) and not [t for t in v if not math.isnan(t)]) else 0.0
+                        for v in values], dtype=float)
+    return res, [_with_builds(c, np.asarray(builds), numbers, "mdl") for c in res.changes]
 
 
 def test_missing_runs_stay_missing_and_evidence():
     # Runs 0-5 and 7 at 10.0, run 6 and 8 failed, runs 9-14 at 5.0, run 15 failed.
     values = [10.0] * 6 + [NAN, 10.0, NAN] + [5.0] * 6 + [NAN]
     builds = list(range(101, 117))
-    result = analyse(values, builds, direction=+1)
+    result, changes = analyse(values, builds, direction=+1)
 
     assert result.groups == [
         TrendGroup(start=0, end=8, avg=10.0, stdev=0.0, size=7, label="normal"),
@@ -29,21 +42,21 @@ def test_missing_runs_stay_missing_and_evidence():
     expected = np.array([10.0] * 6 + [NAN, 10.0, NAN] + [5.0] * 6 + [NAN])
     np.testing.assert_array_equal(result.trend, expected)  # NaN where missing, never 0.0
 
-    (a,) = result.anomalies
-    assert (a.index, a.kind, a.build, a.last_good_build) == (9, "regression", 110, 108)
-    assert (a.before_avg, a.before_stdev, a.after_avg, a.after_stdev) == (10.0, 0.0, 5.0, 0.0)
+    (a,) = changes
+    assert (a.index, a.kind, a.first_bad_build, a.last_good_build, a.reported_at) == (9, "regression", 110, 108, 9)
+    assert (a.before, a.before_stdev, a.after, a.after_stdev) == (10.0, 0.0, 5.0, 0.0)
     assert a.change == -0.5 and a.runs == 6 and a.detector == "mdl"
-    assert a.evidence == {"before_first_build": 101, "before_runs": 7, "after_last_build": 115, "missing_between": 1}
+    assert a.evidence == {"before_runs": 7, "after_runs": 6, "missing_between": 1}
 
 
 def test_latency_direction_swaps_labels():
     values = [20.0] * 6 + [30.0] * 6 + [15.0] * 6  # µs: a rise, then a fall below the start
     builds = np.arange(1, 19)
-    up = analyse(values, builds, direction=+1)
-    down = analyse(values, builds, direction=-1)
+    up, _ = analyse(values, builds, direction=+1)
+    down, down_changes = analyse(values, builds, direction=-1)
     assert [g.label for g in up.groups] == ["normal", "progression", "regression"]
     assert [g.label for g in down.groups] == ["normal", "regression", "progression"]
-    assert [(a.kind, a.build, a.last_good_build, a.change) for a in down.anomalies] == [
+    assert [(a.kind, a.first_bad_build, a.last_good_build, a.change) for a in down_changes] == [
         ("regression", 7, 6, 0.5),
         ("progression", 13, 12, -0.5),
     ]
@@ -54,12 +67,12 @@ def test_trial_lists_with_missing_runs():
     positions, compact = valid_samples(values)
     assert positions.tolist() == [0, 2, 4, 5]
     assert compact[-1] == [5.0, 5.0]  # the NaN trial is dropped, the run kept
-    result = analyse(values, [1, 2, 3, 4, 5, 6], direction=+1)
+    result, changes = analyse(values, [1, 2, 3, 4, 5, 6], direction=+1)
     ref = jumpavg.classify(compact)
     assert [(g.start, g.end, g.size) for g in result.groups] == [(0, 3, 2), (4, 6, 2)]
     assert [g.avg for g in result.groups] == [g.stats.avg for g in ref]
     assert math.isnan(result.trend[1]) and math.isnan(result.trend[3])
-    assert result.anomalies[0].build == 5 and result.anomalies[0].last_good_build == 3
+    assert changes[0].first_bad_build == 5 and changes[0].last_good_build == 3
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -73,7 +86,7 @@ def test_matches_jumpavg_on_valid_samples(seed):
             level *= 0.8 if i == 25 else 1.4
         values.append(NAN if rng.random() < 0.2 else level * (1 + rng.gauss(0, 0.01)))
     builds = np.arange(1000, 1000 + n)
-    result = analyse(np.array(values), builds, direction=+1)
+    result, _ = analyse(np.array(values), builds, direction=+1)
     valid = [i for i, v in enumerate(values) if not math.isnan(v)]
     ref = jumpavg.classify([values[i] for i in valid])
     pos = 0
@@ -87,32 +100,16 @@ def test_matches_jumpavg_on_valid_samples(seed):
         )
         pos += len(expected)
     expected_anomalies = [(g.start, g.label) for g in result.groups[1:] if g.label != "normal"]
-    assert [(a.index, a.kind) for a in result.anomalies] == expected_anomalies
-    assert {"regression", "progression"} <= {a.kind for a in result.anomalies}  # the two steps
+    assert [(a.index, a.kind) for a in result.changes] == expected_anomalies
+    assert {"regression", "progression"} <= {a.kind for a in result.changes}  # the two steps
     for i in valid:
         assert not math.isnan(result.trend[i])
     assert np.isnan(result.trend[[i for i in range(n) if i not in valid]]).all()
 
 
-def test_state_is_extended_or_recomputed():
-    rng = random.Random(9)
-    values = [1e6 * (1 + rng.gauss(0, 0.02)) * (0.7 if i >= 30 else 1.0) for i in range(50)]
-    values[10] = NAN
-    builds = list(range(50))
-    first = analyse(values[:40], builds[:40], direction=+1)
-    full = analyse(values, builds, direction=+1)
-    extended = analyse(values, builds, direction=+1, state=first.state)
-    assert extended.groups == full.groups and extended.anomalies == full.anomalies
-    # A changed earlier value (a replaced build) forces a full recompute.
-    changed = list(values)
-    changed[5] *= 1.01
-    again = analyse(changed, builds, direction=+1, state=MdlState.from_dict(full.state.to_dict()))
-    assert again.groups == analyse(changed, builds, direction=+1).groups
-
-
 def test_all_missing_and_length_mismatch():
-    result = analyse([NAN, None, NAN], [1, 2, 3], direction=+1)
-    assert result.groups == [] and result.anomalies == []
+    result, changes = analyse([NAN, None, NAN], [1, 2, 3], direction=+1)
+    assert result.groups == [] and changes == []
     assert np.isnan(result.trend).all() and len(result.trend) == 3
     with pytest.raises(ValueError):
         analyse([1.0, 2.0], [1], direction=+1)
@@ -150,12 +147,11 @@ def test_array_and_list_inputs_analyse_alike(seed):
     values = 1e7 * np.where(np.arange(120) < 60, 1.0, 0.85) * (1 + rng.normal(0, 0.01, 120))
     values[rng.random(120) < 0.1] = NAN
     builds = np.arange(500, 620)
-    as_array = analyse(values, builds, direction=+1)
-    as_list = analyse([None if math.isnan(v) else v for v in values.tolist()], builds, direction=+1)
-    assert as_array.groups == as_list.groups and as_array.anomalies == as_list.anomalies
+    as_array, _ = analyse(values, builds, direction=+1)
+    as_list, _ = analyse([None if math.isnan(v) else v for v in values.tolist()], builds, direction=+1)
+    assert as_array.groups == as_list.groups and as_array.changes == as_list.changes
     np.testing.assert_array_equal(as_array.trend, as_list.trend)
-    assert as_array.state.to_dict() == as_list.state.to_dict()
-    assert [a.kind for a in as_array.anomalies] == ["regression"] and as_array.anomalies[0].index >= 60
+    assert [a.kind for a in as_array.changes] == ["regression"] and as_array.changes[0].index >= 60
 
 
 def test_trend_array_spans_and_missing_runs():

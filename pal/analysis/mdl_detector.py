@@ -1,4 +1,4 @@
-"""From MDL groups to the trend line and labelled anomalies of a series with missing runs.
+"""CSIT's MDL grouping (jumpavg) as a detector: groups, trend line and changes of a series.
 
 Why a module of its own: MDL (pal.analysis.mdl) sees only the valid samples, in order; the
 rest of pal works on the full per-run arrays of a series (one entry per run of the job, NaN
@@ -21,14 +21,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from pal.analysis.mdl import Group, MdlState
-from pal.model import Anomaly, TrendGroup
+from pal.analysis.detector import Detection, SeriesInput, check_number, check_params, labels_from_changes, verdict_of
+from pal.analysis.mdl import Group
+from pal.model import Change, TrendGroup
 
-__all__ = ["MdlTrend", "valid_samples", "to_trend_groups", "trend_array", "anomalies_from_groups", "analyse"]
+__all__ = ["MdlDetector", "MdlTrend", "valid_samples", "to_trend_groups", "trend_array", "changes_from_groups",
+           "analyse"]
 
 _SWAP = {"regression": "progression", "progression": "regression", "normal": "normal"}
 
@@ -39,8 +41,7 @@ class MdlTrend:
 
     groups: list[TrendGroup]
     trend: np.ndarray  # float64, group average per run, NaN where the run is missing
-    anomalies: list[Anomaly]
-    state: MdlState  # keep it to append the next builds cheaply (MdlState.sync)
+    changes: list[Change]
 
 
 def _run_value(value: Any) -> float | list[float] | None:
@@ -119,75 +120,69 @@ def trend_array(groups: Sequence[TrendGroup], length: int, positions: np.ndarray
     return trend
 
 
-def anomalies_from_groups(
-    groups: Sequence[TrendGroup], builds: Sequence[int] | np.ndarray, detector: str = "mdl"
-) -> list[Anomaly]:
-    """One Anomaly at the first run of every group labelled regression or progression.
+def changes_from_groups(groups: Sequence[TrendGroup]) -> list[Change]:
+    """One Change at the first run of every group labelled regression or progression.
 
-    Evidence: the previous group's and the new group's average and stdev, the relative change
-    (after - before) / |before| (NaN when before is 0), the last build of the previous group
-    (last good) and the first build of the new one (first bad), and the valid runs in the new
-    group so far.
+    Levels are the previous and the new group's average and stdev; ``runs`` the valid runs of
+    the new group so far; reported at its first run (MDL needs no confirmation of its own).
     """
     out = []
     for before, after in zip(groups, groups[1:]):
         if after.label not in ("regression", "progression"):
             continue
-        change = (after.avg - before.avg) / abs(before.avg) if before.avg else math.nan
-        out.append(
-            Anomaly(
-                index=after.start,
-                kind=after.label,
-                build=int(builds[after.start]),
-                last_good_build=int(builds[before.end - 1]),
-                before_avg=before.avg,
-                before_stdev=before.stdev,
-                after_avg=after.avg,
-                after_stdev=after.stdev,
-                change=change,
-                runs=after.size,
-                detector=detector,
-                evidence={
-                    "before_first_build": int(builds[before.start]),
-                    "before_runs": before.size,
-                    "after_last_build": int(builds[after.end - 1]),
-                    "missing_between": int(after.start - before.end),
-                },
-            )
-        )
+        out.append(Change(
+            index=after.start, kind=after.label, before=before.avg, after=after.avg, runs=after.size,
+            reported_at=after.start, before_stdev=before.stdev, after_stdev=after.stdev, detector="mdl",
+            evidence={"before_runs": before.size, "after_runs": after.size,
+                      "missing_between": int(after.start - before.end)},
+        ))
     return out
 
 
 def analyse(
     values: Sequence[Any] | np.ndarray,
-    builds: Sequence[int] | np.ndarray,
     direction: int,
     *,
     unit: float | None = None,
     sbps: float | None = None,
-    state: MdlState | None = None,
+    classify: Callable[..., Any] | None = None,
 ) -> MdlTrend:
-    """Groups, trend and anomalies of one series by MDL.
+    """Groups, trend and changes of one series by MDL.
 
     Args:
         values: per run, a float (NaN = missing), or a trial list (None / empty = missing).
-        builds: the build number of each run, aligned with ``values``.
         direction: +1 when higher is better, -1 when lower is better.
-        unit, sbps: passed to MDL (see pal.analysis.mdl.classify); ignored with ``state``.
-        state: a saved MdlState of this series; it is extended when it holds a prefix of the
-            valid samples, recomputed otherwise. A new state is made when None.
+        unit, sbps: passed to MDL (see pal.analysis.mdl.classify).
+        classify: another implementation of ``pal.analysis.mdl.classify`` (tests: jumpavg).
     """
-    if len(builds) != len(values):
-        raise ValueError(f"{len(values)} values but {len(builds)} builds")
     positions, compact = valid_samples(values)
-    if state is None:
-        state = MdlState.start(compact, unit=unit, sbps=sbps)
-    else:
-        state.sync(compact)
-    groups = to_trend_groups(state.groups(), positions, direction)
-    return MdlTrend(
-        groups=groups,
-        trend=trend_array(groups, len(values), positions),
-        anomalies=anomalies_from_groups(groups, builds),
-        state=state,
-    )
+    if classify is None:
+        from pal.analysis.mdl import classify
+    groups = to_trend_groups(list(classify(compact, unit=unit, sbps=sbps)), positions, direction)
+    return MdlTrend(groups=groups, trend=trend_array(groups, len(values), positions),
+                    changes=changes_from_groups(groups))
+
+
+class MdlDetector:
+    """CSIT's minimum-description-length grouping: a change is called at each new group's start.
+
+    The grouping is ``pal.analysis.mdl.classify`` on the valid runs (missing runs left out, so a
+    failed run never splits a group); the dashboard's groups and trend are exactly jumpavg's.
+    Params: ``unit`` (measurement precision, default: from the data) and ``sbps``.
+    """
+
+    name = "mdl"
+    uses_trials = False
+
+    def __init__(self, params: dict[str, Any] | None = None, classify: Callable[..., Any] | None = None):
+        self.params = check_params("mdl", params, {"unit": None, "sbps": None})
+        for key in ("unit", "sbps"):
+            if self.params[key] is not None:
+                check_number("mdl", key, self.params[key], 0.0)
+        self._classify = classify
+
+    def detect(self, series: SeriesInput, direction: int = 1) -> Detection:
+        res = analyse(series, direction, unit=self.params["unit"], sbps=self.params["sbps"], classify=self._classify)
+        validity = np.where(np.isnan(res.trend), np.nan, 0.0)  # the trend is NaN exactly at missing runs
+        return Detection("mdl", labels_from_changes(validity, res.changes), res.trend, res.changes, {},
+                         verdict_of(validity, res.changes), dict(self.params), res.groups)

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
 import pytest
 
-from pal.analysis.detector import ChangePoint
-from pal.analysis.evaluate import Candidate, changes_from_starts, evaluate, format_table, pal_candidate
 from pal.cli import main
-from pal.datasets import LabelledSeries, write_csv
-from pal.metrics import Detected, match, score
+from pal.evaluation.datasets import LabelledSeries, write_csv
+from pal.evaluation.harness import (
+    Candidate, changes_from_starts, detector_candidate_for, evaluate, format_table, online_alerts, run_candidate_for,
+)
+from pal.evaluation.metrics import Detected, match, score
+from pal.spec import AlertFilters, TestSet
 
 CHANGING = LabelledSeries("c", np.full(60, 1.0), ((10, "regression"), (30, "progression")))
 STATIONARY = LabelledSeries("s", np.r_[np.full(99, 1.0), [np.nan]] , ())
@@ -21,8 +24,12 @@ FAKE = {  # fixed outputs of a fake detector: (index, kind, reported_at)
 }
 
 
-def fake(s: LabelledSeries) -> list[ChangePoint]:
-    return [ChangePoint(i, k, 1.0, 1.0, 5, r) for i, k, r in FAKE[s.name]]
+def fake(s: LabelledSeries) -> list[Detected]:
+    return [Detected(i, k, r) for i, k, r in FAKE[s.name]]
+
+
+MDL_RAW = detector_candidate_for(TestSet("t"), "mdl")
+MDL_RUN = run_candidate_for(TestSet("t", alert_filters=AlertFilters(1.0, 2)), "mdl+f")
 
 
 def test_match_kind_and_margin():
@@ -66,7 +73,7 @@ def test_pal_candidate_with_filters_on_a_known_series():
     values[20] = 60.0  # a dip, not a change
     values[40:] -= 10.0
     s = LabelledSeries("x", values, ((40, "regression"),))
-    raw, alert = evaluate([s], [pal_candidate("mdl", "mdl"), pal_candidate("mdl+f", "mdl", None, 1.0, 2)])
+    raw, alert = evaluate([s], [MDL_RAW, MDL_RUN])
     assert (raw.tp, raw.fp) == (1, 2)  # the dip is called a regression and a progression
     assert (alert.tp, alert.fp, alert.mean_delay) == (1, 0, 1.0)
 
@@ -82,25 +89,29 @@ def test_table_and_cli_on_a_csv(tmp_path, capsys):
     assert main(["-q", "evaluate", "--csv", str(path)]) == 0
     out = capsys.readouterr().out
     assert "1 true changes" in out
-    assert "| mdl+filters | 1.000 | 1.000 | 1.000 |" in out
+    assert "| mdl+filters (pal's alerts) | 1.000 | 1.000 | 1.000 |" in out
+    assert main(["-q", "evaluate", "--csv", str(path), "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    run = next(r for r in rows if r["name"] == "mdl+filters (pal's alerts)")
+    assert run["path"] == "run" and (run["precision"], run["recall"], run["f1"]) == (1.0, 1.0, 1.0)
+    assert set(run) >= {"name", "path", "precision", "recall", "f1", "false_alarms_per_1k", "mean_delay_runs", "cpu_s"}
+    assert {r["path"] for r in rows} == {"run", "detector"}
 
 
 def test_online_alerts_send_a_step_once_and_never_a_dip():
-    from pal.analysis.detector import get_detector
-    from pal.analysis.evaluate import evaluate_online, online_alerts
-
     wobble = np.where(np.arange(32) % 2 == 0, 0.5, -0.5)
     values = 100.0 + wobble
     values[15] = 60.0  # dip: at t=15 pending (one run), at t=16 a transient -> masked
-    values[22:] -= 10.0  # step: pending at t=22, confirmed and alerted at t=23, then deduplicated
+    values[22:] -= 10.0  # step: pending at t=22, confirmed and alerted at t=23, then ongoing
     s = LabelledSeries("x", values, ((22, "regression"),))
-    assert online_alerts(get_detector("mdl"), s, 1.0, 2) == [Detected(22, "regression", 23)]
-    sc = evaluate_online([s], "mdl online", get_detector("mdl"), 1.0, 2)
+    ts = TestSet("t", alert_filters=AlertFilters(1.0, 2))
+    assert online_alerts(ts, s) == [Detected(22, "regression", 23)]
+    sc = evaluate([s], [run_candidate_for(ts, "mdl online", online=True)])[0]
     assert (sc.tp, sc.fp, sc.mean_delay) == (1, 0, 1.0)
 
 
 def test_spec_detectors_and_filters_are_used(tmp_path):
-    from pal.analysis.evaluate import spec_candidates
+    from pal.evaluation.harness import spec_candidates
     from pal.spec import parse_spec
 
     spec = parse_spec("""
@@ -113,7 +124,7 @@ test-sets:
     alert-filters: {min-change-pct: 2.0, confirm-runs: 3}
 """)
     cands = spec_candidates(spec)
-    assert [c.name for c in cands] == ["mrr:tma", "mrr:tma+filters"]
+    assert [(c.name, c.path) for c in cands] == [("mrr:tma (raw)", "detector"), ("mrr:tma", "run")]
     # a 10 % step held 3 runs at the end: TMA flags it (3 consecutive runs); +filters confirms at run 32
     values = np.r_[100.0 + np.where(np.arange(30) % 2 == 0, 0.5, -0.5), [90.0, 90.0, 90.0]]
     s = LabelledSeries("x", values, ((30, "regression"),))

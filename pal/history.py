@@ -1,0 +1,154 @@
+"""The history step: which stored builds the spec's window selects, read from the store with
+renames, the ignore list and testbed names applied. What every later stage sees.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from pal.report import RunReport
+from pal.spec import Spec
+
+
+@dataclass
+class History:
+    """What the analysis sees: the samples and builds of the spec's window."""
+
+    samples: pd.DataFrame
+    builds: pd.DataFrame
+
+
+#: columns no later stage reads: left out of ``History.samples``. ``trials`` (alone ~40 % of the
+#: memory of a CSIT-scale history as Python lists) is read only when a test set's detector
+#: reads trials (``Detector.uses_trials``), so that such a detector sees them in production too.
+UNREAD_COLUMNS = ("trials", "source_file")
+
+
+def needs_trials(spec: Spec) -> bool:
+    """Whether any test set's detector reads per-run trial lists."""
+    from pal.analysis.registry import detector_class
+
+    return any(getattr(detector_class(ts.detector.name), "uses_trials", False) for ts in spec.test_sets)
+
+
+def load_history(spec: Spec, store: Any, now: datetime, report: RunReport) -> History:
+    """The samples and builds of the spec's window, with renames, ignore list and testbed names applied.
+
+    Only the window's builds are kept and only the columns later stages read (not
+    ``source_file``; ``trials`` only for detectors that read them). ``tags`` hold one shared
+    tuple per distinct tag set, not one per row.
+    """
+    jobs = [j.name for j in spec.jobs]
+    builds = store.builds(jobs)
+    keep = _window(spec, builds, now)
+    builds = builds[keep].reset_index(drop=True)
+    samples = _read_window(store, jobs, builds, trials=needs_trials(spec))
+    samples = apply_names(spec, samples)
+    builds = builds.copy()
+    if spec.testbeds and not builds.empty:
+        builds["testbed"] = builds["testbed"].map(lambda t: spec.testbeds.get(t, t) if isinstance(t, str) else t)
+    report.count("history.builds", len(builds))
+    report.count("history.samples", len(samples))
+    return History(samples.reset_index(drop=True), builds)
+
+
+def _read_window(store: Any, jobs: list[str], builds: pd.DataFrame, trials: bool = False) -> pd.DataFrame:
+    """The stored samples of ``builds`` as a DataFrame; rows are filtered in Arrow before conversion."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from pal.model import SAMPLE_COLUMNS
+    from pal.store.schema import arrow_to_samples
+
+    columns = [c for c in SAMPLE_COLUMNS if c not in UNREAD_COLUMNS or (trials and c == "trials")]
+    plain = [c for c in columns if c != "tags"]
+    # Store.table (Arrow) when the store has it; the private reader otherwise (same contract)
+    reader = getattr(store, "table", None) or store._read
+    table: pa.Table = reader(jobs, columns)
+    if table.num_rows:
+        mask = None
+        for job, numbers in builds.groupby("job", sort=False)["build"]:
+            m = pc.and_(pc.equal(table["job"], str(job)), pc.is_in(table["build"], pa.array(numbers.to_numpy(np.int64))))
+            mask = m if mask is None else pc.or_(mask, m)
+        if mask is None:
+            table = table.slice(0, 0)
+        elif not pc.all(mask).as_py():  # filtering copies every column: only when rows go
+            table = table.filter(mask)
+    samples = arrow_to_samples(table.select(plain), plain)
+    samples["tags"] = _shared_tags(table["tags"])
+    return samples[columns]
+
+
+def _shared_tags(tags: Any) -> np.ndarray:
+    """A list<string> column as an object array of tuples, one tuple object per distinct tag set."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    sep = "\x1f"
+    joined = pc.binary_join(tags, sep)  # null list -> null
+    enc = pc.dictionary_encode(joined).combine_chunks() if isinstance(joined, pa.ChunkedArray) \
+        else pc.dictionary_encode(joined)
+    uniq = np.empty(len(enc.dictionary) + 1, dtype=object)
+    uniq[:-1] = [tuple(t.split(sep)) if t else () for t in enc.dictionary.to_pylist()]
+    uniq[-1] = None
+    idx = enc.indices.fill_null(len(enc.dictionary)).to_numpy(zero_copy_only=False)
+    return uniq[idx]
+
+
+def _window(spec: Spec, builds: pd.DataFrame, now: datetime) -> np.ndarray:
+    """Which stored builds the spec's job ranges select (explicit list, start/end, max-builds, period)."""
+    keep = np.zeros(len(builds), dtype=bool)
+    if builds.empty:
+        return keep
+    jobs = builds["job"].astype(str).to_numpy()
+    numbers = builds["build"].to_numpy(dtype=np.int64)
+    times = pd.to_datetime(builds["build_time"], utc=True)
+    for js in spec.jobs:
+        mask = jobs == js.name
+        if js.builds is not None:
+            mask &= np.isin(numbers, js.builds)
+        else:
+            mask &= numbers >= js.start
+            if isinstance(js.end, int):
+                mask &= numbers <= js.end
+        if js.period_days is not None:
+            cutoff = pd.Timestamp(now) - pd.Timedelta(days=js.period_days)
+            mask &= ~(times < cutoff).to_numpy()
+        if js.max_builds is not None:
+            idx = np.flatnonzero(mask)
+            if len(idx) > js.max_builds:
+                mask[idx[np.argsort(numbers[idx])][: -js.max_builds]] = False
+        keep |= mask
+    return keep
+
+
+def apply_names(spec: Spec, samples: pd.DataFrame) -> pd.DataFrame:
+    """Test renames (old id -> new id), the ignore list and testbed names, on stored samples."""
+    if samples.empty:
+        return samples
+    out = samples.copy(deep=False)  # columns are replaced, never written in place
+    renames = spec.renames()
+    if renames:
+        out["test_id"] = _map_distinct(out["test_id"], renames)
+    if spec.ignore:
+        pats = [re.compile(p) for p in spec.ignore]
+        uniq = out["test_id"].dropna().astype(str).unique()
+        dropped = [i for i in uniq if any(p.search(i) for p in pats)]
+        if dropped:
+            out = out[~out["test_id"].isin(dropped).fillna(False).to_numpy(dtype=bool)]
+    if spec.testbeds:
+        out["testbed"] = _map_distinct(out["testbed"], spec.testbeds)
+    return out
+
+
+def _map_distinct(column: pd.Series, mapping: dict[str, str]) -> pd.Series:
+    """``mapping.get(v, v)`` per cell, computed once per distinct value (a million rows, a few thousand values)."""
+    codes, uniques = pd.factorize(column, use_na_sentinel=True)
+    mapped = np.array([mapping.get(u, u) for u in uniques.astype(object)] + [None], dtype=object)
+    return pd.Series(mapped[codes], index=column.index, dtype="string")

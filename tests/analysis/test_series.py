@@ -1,0 +1,85 @@
+"""pal.analysis.series.analyse_one: every detector through one interface, its own verdict,
+trend and bands kept, trials passed to detectors that read them, alertable changes measured
+between the filtered levels."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from pal.analysis.registry import DETECTORS, detector_class, get_detector, names
+from pal.analysis.series import SeriesInput, analyse_one, split_series
+from pal.model import SeriesKey, coerce_samples
+from pal.spec import AlertFilters, DetectorSpec, JobSpec, SourceSpec, Spec, TestSet
+
+T0 = np.datetime64("2024-01-01T00:00:00", "ns")
+DAY = np.timedelta64(86_400_000_000_000, "ns")
+
+
+def series(values, trials=None) -> SeriesInput:
+    values = np.asarray(values, dtype=np.float64)
+    n = len(values)
+    return SeriesInput(SeriesKey("csit-vpp-perf-mrr-daily-master-2n-icx", "t.x", "mrr"), "s",
+                       np.arange(500, 500 + n), T0 + np.arange(n) * DAY, values, np.full(n, np.nan), {}, trials)
+
+
+def test_registry_is_the_one_list():
+    assert names() == tuple(DETECTORS) == ("mdl", "tma", "fisher", "wda")
+    for name in names():
+        cls = detector_class(name)
+        assert cls.name == name and isinstance(cls.uses_trials, bool)
+
+
+@pytest.mark.parametrize("name", ["tma", "wda"])
+def test_a_drop_in_the_last_runs_is_the_detectors_verdict(name):
+    """60 runs, the last 4 down 15 %: TMA and WDA call a regression at the last run, and the
+    series result says so (it said normal when only MDL's verdict was kept)."""
+    rng = np.random.default_rng(3)
+    values = 1e7 * (1 + rng.normal(0, 0.005, 60))
+    values[-4:] *= 0.85
+    det = get_detector(name)
+    own = det.detect(values, +1)
+    r = analyse_one(series(values), TestSet("s", detector=DetectorSpec(name)), False)
+    assert own.verdict == "regression" and r.verdict == own.verdict
+    assert r.detector == name
+    np.testing.assert_array_equal(r.trend[np.isfinite(own.trend)], own.trend[np.isfinite(own.trend)])
+    for band, arr in own.bands.items():
+        np.testing.assert_array_equal(r.bands[band], arr)
+    assert [c.index for c in r.changes] == [c.index for c in own.changes]
+    assert all(c.first_bad_build == 500 + c.index for c in r.changes)
+
+
+def test_a_dip_before_a_step_does_not_inflate_the_change():
+    """A -44 % one-run outlier, then normal runs: no alert at all (it once gave a +86 % progression
+    measured against the dip's group). A real -10 % step later is measured level to level."""
+    wobble = np.where(np.arange(50) % 2 == 0, 0.3, -0.3)
+    values = 100.0 + wobble
+    values[20] = 56.0
+    r = analyse_one(series(values), TestSet("s", alert_filters=AlertFilters(1.0, 2)), False)
+    assert r.alertable == []
+    values[35:] -= 10.0
+    r = analyse_one(series(values), TestSet("s", alert_filters=AlertFilters(1.0, 2)), False)
+    (c,) = r.alertable
+    assert (c.index, c.kind, c.first_bad_build) == (35, "regression", 535)
+    assert c.change == pytest.approx((89.7 + 90.3) / 2 / 100.0 - 1.0, abs=0.004)
+
+
+def test_trials_reach_a_detector_that_reads_them():
+    """WDA with data_type median: the per-run trial lists decide, not their means. Each run's
+    trials are [x, x, x, 10x]: the mean is 3.25x, the median x."""
+    checks = [{"recent_window_size": 3, "historic_window_size": 20, "data_filter": {"data_type": "median"},
+               "median_tolerance": [{"median_coeff": 0.05}]}]
+    base = [1e6] * 25 + [0.8e6] * 3
+    trials = [[x, x, x, 10 * x] for x in base]
+    means = [float(np.mean(t)) for t in trials]
+    rows = [{"job": "csit-vpp-perf-mrr-daily-master-2n-icx", "build": 500 + i, "build_time": pd.Timestamp(T0 + i * DAY, tz="UTC"),
+             "test_id": "t.x", "metric": "mrr", "value": means[i], "trials": trials[i], "status": "PASS",
+             "tags": ("MRR",)} for i in range(len(base))]
+    spec = Spec(name="t", jobs=[JobSpec("csit-vpp-perf-mrr-daily-master-2n-icx")], sources=[SourceSpec("l", "local", path=".")],
+                test_sets=[TestSet("s", detector=DetectorSpec("wda", {"checks": checks}))])
+    (inp,) = split_series(coerce_samples(pd.DataFrame(rows)), spec)
+    assert inp.trials[0] == [1e6, 1e6, 1e6, 1e7]
+    r = analyse_one(inp, spec.test_sets[0], False)
+    assert r.verdict == "regression"
+    assert r.bands["wda_centre"][-1] == pytest.approx(1e6)  # the median of the trial medians, not 3.25e6
