@@ -5,19 +5,30 @@ BIN    := $(VENV)/bin
 DEMO_DIR ?= demo-data
 OUT    ?= out
 STAMP  := $(VENV)/.installed-stamp
+# every dependency pinned to the versions tested (regenerate with `make constraints`)
+PIN    := -c constraints.txt
 
-.PHONY: help venv demo demo-data demo-jenkins test test-fast browser bench fuzz lint clean
+.PHONY: help venv constraints demo demo-data demo-jenkins test test-fast browser bench fuzz lint clean
 
 help:  ## list targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*##/\t/'
 
-$(STAMP): setup.cfg pyproject.toml
+$(STAMP): setup.cfg pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[test]'
+	$(BIN)/python -m pip install -q $(PIN) -e '.[test]'
 	touch $@
 
-venv: $(STAMP)  ## create .venv and install pal with its test dependencies
+venv: $(STAMP)  ## create .venv and install pal with its test dependencies, pinned by constraints.txt
+
+constraints:  ## re-resolve the dependencies in a fresh venv and pin them in constraints.txt
+	rm -rf .venv-lock
+	$(PYTHON) -m venv .venv-lock
+	.venv-lock/bin/python -m pip install -q --upgrade pip
+	.venv-lock/bin/python -m pip install -q -e '.[test]'
+	{ sed -n '/^#/p' constraints.txt; .venv-lock/bin/python -m pip freeze --exclude-editable | grep -iv '^pal=='; } > constraints.txt.new
+	mv constraints.txt.new constraints.txt
+	rm -rf .venv-lock
 
 $(DEMO_DIR)/truth.json: $(STAMP)
 	$(BIN)/pal demo-data $(DEMO_DIR)
@@ -49,7 +60,7 @@ test-fast: venv  ## tests without the browser install step
 	$(BIN)/python -m pytest -n 2 -q -m 'not browser and not slow'
 
 bench: venv  ## benchmarks against the references, printed as ratios
-	$(BIN)/python -m pip install -q -e '.[test,bench]'
+	$(BIN)/python -m pip install -q $(PIN) -e '.[test,bench]'
 	@# peers whose pins conflict with ours (see the bench extra in setup.cfg): their code needs only numpy/scipy
 	$(BIN)/python -m pip install -q --no-deps apache-otava signal-processing-algorithms structlog more-itertools \
 	  || echo "WARNING: otava/e-divisive peers not installed; bench_accuracy will skip them" >&2

@@ -12,6 +12,8 @@
 #   PAL_VENV             virtualenv to create/reuse (default $WORKSPACE/.pal-venv)
 #   PAL_SKIP_INSTALL=1   do not pip-install pal into the venv (it is already there)
 #   PAL_SRC              what to pip-install (default: the checkout holding this script)
+#   PAL_CONSTRAINTS      pip constraints file pinning every dependency (default: constraints.txt
+#                        of the checkout holding this script); installs are never unpinned
 #   PAL_PYTHON           interpreter that creates the venv (default python3)
 #   PAL_BIN              the pal executable (default $PAL_VENV/bin/pal)
 #   PAL_TRIGGER          force the trigger (upstream|gerrit|timer|manual); else detected from
@@ -28,7 +30,10 @@
 #                        unstable-return must match)
 #
 # Outputs: $WORKSPACE/pal-result.txt (SUCCESS, UNSTABLE or FAILURE), $WORKSPACE/pal-email-subject.txt
-# (the alert mail subject), and pal's own outputs under $PAL_OUT.
+# (the alert mail subject), and pal's own outputs under $PAL_OUT. A failed run (any step) removes
+# the published outputs an earlier run left in $PAL_OUT (site, alert files, alerts.json,
+# junit.xml, exports) and publishes a failure page ($PAL_OUT/site/index.html) and mail bodies
+# saying what failed; report.json is only ever this run's.
 # Exit status: 0 SUCCESS, $PAL_UNSTABLE_RETURN UNSTABLE, 1 FAILURE.
 #
 # pal exit codes: 0 no new regression, 2 regressions found, 1 error. Exit 2 becomes the
@@ -37,6 +42,12 @@
 set -euo pipefail
 
 log() { printf 'pa-job: %s\n' "$*"; }
+
+# An error of this script: logged, and kept for the failure page and mail.
+fail_msg() {
+    FAILED="$*"
+    log "error: $*"
+}
 
 is_true() { case "${1:-}" in 1 | true | TRUE | True | yes) return 0 ;; *) return 1 ;; esac; }
 
@@ -79,7 +90,7 @@ detect_trigger() {
     case "$TRIGGER" in
         upstream | gerrit | timer | manual) ;;
         *)
-            log "error: unknown trigger '$TRIGGER' (expected upstream, gerrit, timer or manual)"
+            fail_msg "unknown trigger '$TRIGGER' (expected upstream, gerrit, timer or manual)"
             return 1
             ;;
     esac
@@ -110,7 +121,9 @@ gerrit_checkout() {
         fi
     fi
     log "gerrit: fetching $GERRIT_REFSPEC from $remote"
+    FAILED="gerrit: could not fetch $GERRIT_REFSPEC from $remote"
     git -C "$WORKSPACE" fetch --quiet "$remote" "$GERRIT_REFSPEC"
+    FAILED=""
     git -C "$WORKSPACE" checkout --quiet --detach FETCH_HEAD
     log "gerrit: checked out $(git -C "$WORKSPACE" rev-parse HEAD)"
 }
@@ -118,14 +131,22 @@ gerrit_checkout() {
 setup_venv() {
     if [[ ! -x "$PAL_VENV/bin/python" ]]; then
         log "creating virtualenv $PAL_VENV"
+        FAILED="could not create the virtualenv $PAL_VENV"
         "${PAL_PYTHON:-python3}" -m venv "$PAL_VENV"
     fi
     if is_true "${PAL_SKIP_INSTALL:-0}"; then
         log "PAL_SKIP_INSTALL set: using pal as installed in $PAL_VENV"
     else
-        log "installing pal from $PAL_SRC into $PAL_VENV"
-        "$PAL_VENV/bin/python" -m pip install --quiet --upgrade "$PAL_SRC"
+        local constraints="${PAL_CONSTRAINTS:-$(dirname "$HERE")/constraints.txt}"
+        if [[ ! -f "$constraints" ]]; then
+            fail_msg "no constraints file $constraints: dependencies are only installed pinned"
+            return 1
+        fi
+        log "installing pal from $PAL_SRC into $PAL_VENV (pinned by $constraints)"
+        FAILED="could not install pal from $PAL_SRC (pinned by $constraints)"
+        "$PAL_VENV/bin/python" -m pip install --quiet --upgrade -c "$constraints" "$PAL_SRC"
     fi
+    FAILED=""
 }
 
 # alerts.regression-result of the spec: UNSTABLE or FAILURE (FAILURE if unreadable).
@@ -155,14 +176,46 @@ regressed_jobs() {
     printf '%s' "$jobs"
 }
 
-# Mail bodies must exist even when pal failed early (the email-ext FILE token needs them).
-write_error_bodies() {
-    local body f
-    body="ERROR: The build number ${BUILD_NUMBER:-?} of the job ${JOB_NAME:-pal} failed (exit code $1). For more information see: ${BUILD_URL:-the console log}"
-    mkdir -p "$PAL_OUT/alerts"
+html_escape() { sed -e 's/&/\&amp;/g' -e 's/</\&lt;/g' -e 's/>/\&gt;/g' -e 's/"/\&quot;/g'; }
+
+# What failed, in a few lines: pal's own error lines (or the end of its stderr), else the step
+# of this script that failed.
+failure_details() {
+    local lines=""
+    if [[ -s "${PAL_LOG:-}" ]]; then
+        lines="$(grep -E '^(error|Traceback|[A-Za-z.]*(Error|Exception))' "$PAL_LOG" | tail -n 20 || true)"
+        [[ -n "$lines" ]] || lines="$(tail -n 20 "$PAL_LOG")"
+    fi
+    [[ -n "$lines" ]] || lines="${FAILED:-pa-job.sh stopped (see the console log)}"
+    printf '%s\n' "$lines"
+}
+
+# A failed run publishes what failed and nothing else: the workspace keeps $PAL_OUT between
+# builds, and the archive, JUnit, HTML and mail steps must not re-publish an earlier run's
+# results as this build's. The mail bodies and the page say what failed.
+publish_failure() {
+    local rc="$1" details body f
+    details="$(failure_details)"
+    rm -rf "$PAL_OUT/site" "$PAL_OUT/alerts" "$PAL_OUT/exports"
+    rm -f "$PAL_OUT/alerts.json" "$PAL_OUT/junit.xml"
+    mkdir -p "$PAL_OUT/alerts" "$PAL_OUT/site"
+    body="ERROR: The build number ${BUILD_NUMBER:-?} of the job ${JOB_NAME:-pal} failed (exit code $rc). For more information see: ${BUILD_URL:-the console log}
+
+What failed:
+$details
+
+No trending results were published by this build."
     for f in trending-regressions.txt trending-progressions.txt trending-failed-tests.txt; do
-        [[ -e "$PAL_OUT/alerts/$f" ]] || printf '%s\n' "$body" >"$PAL_OUT/alerts/$f"
+        printf '%s\n' "$body" >"$PAL_OUT/alerts/$f"
     done
+    {
+        printf '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>Performance trending: analysis failed</title></head>\n<body>\n'
+        printf '<h1>Performance trending: analysis failed</h1>\n'
+        printf '<p>Build %s of %s failed (exit code %s); no trending results were published by this build.</p>\n' \
+            "$(printf '%s' "${BUILD_NUMBER:-?}" | html_escape)" "$(printf '%s' "${JOB_NAME:-pal}" | html_escape)" "$rc"
+        printf '<h2>What failed</h2>\n<pre>%s</pre>\n' "$(printf '%s\n' "$details" | html_escape)"
+        printf '<p>Full log: %s</p>\n</body></html>\n' "$(printf '%s' "${BUILD_URL:-the console log}" | html_escape)"
+    } >"$PAL_OUT/site/index.html"
 }
 
 # Any early failure (venv, install, git) is a FAILURE, never mistaken for UNSTABLE.
@@ -172,7 +225,7 @@ on_exit() {
         printf 'FAILURE\n' >"$WORKSPACE/pal-result.txt" || true
         printf 'Performance trending: analysis failed (build %s)' "${BUILD_NUMBER:-?}" \
             >"$WORKSPACE/pal-email-subject.txt" || true
-        write_error_bodies "$rc" || true
+        publish_failure "$rc" || true
         exit 1
     fi
 }
@@ -185,8 +238,12 @@ main() {
     PAL_VENV="${PAL_VENV:-$WORKSPACE/.pal-venv}"
     PAL_SRC="${PAL_SRC:-$(dirname "$HERE")}"
     local unstable_return="${PAL_UNSTABLE_RETURN:-3}"
+    PAL_LOG="$WORKSPACE/pal-stderr.log"
+    FAILED=""
     cd "$WORKSPACE"
-    rm -f "$WORKSPACE/pal-result.txt" "$WORKSPACE/pal-email-subject.txt"
+    rm -f "$WORKSPACE/pal-result.txt" "$WORKSPACE/pal-email-subject.txt" "$PAL_LOG"
+    # report.json is pal's account of this run only: an earlier run's must never be archived
+    rm -f "$PAL_OUT/report.json"
     trap on_exit EXIT
 
     setup_venv
@@ -202,6 +259,10 @@ main() {
         gerrit_checkout
     fi
 
+    # specs/csit-trending.yaml reads archives of rotated builds from $WORKSPACE/archive-cache
+    # first; pal validate wants every local source directory to exist (an empty one is fine)
+    mkdir -p "$WORKSPACE/archive-cache"
+
     local cmd=("$pal_bin" run --spec "$PAL_SPEC" --out "$PAL_OUT" --trigger "$TRIGGER")
     [[ -z "${PAL_EXECUTOR:-}" ]] || cmd+=(--executor "$PAL_EXECUTOR")
     [[ -z "${PAL_SCHEDULER:-}" ]] || cmd+=(--scheduler "$PAL_SCHEDULER")
@@ -212,7 +273,8 @@ main() {
     printf ' %q' "${cmd[@]}"
     printf '\n'
     local rc=0
-    "${cmd[@]}" || rc=$?
+    # pal's stderr goes to the console as it comes and to $PAL_LOG for the failure page
+    { "${cmd[@]}" 2>&1 1>&3 3>&- | tee "$PAL_LOG" >&2 3>&-; } 3>&1 || rc=$?
 
     local result subject
     case "$rc" in
@@ -229,7 +291,7 @@ main() {
         *)
             result=FAILURE
             subject="Performance trending: analysis failed (build ${BUILD_NUMBER:-?})"
-            write_error_bodies "$rc"
+            publish_failure "$rc"
             ;;
     esac
     printf '%s\n' "$result" >"$WORKSPACE/pal-result.txt"

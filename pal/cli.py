@@ -35,7 +35,9 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help="warnings and errors only")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
     add_parser = sub.add_parser
-    sub.add_parser = lambda *a, **k: add_parser(*a, parents=[common], **k)  # type: ignore[method-assign]
+    # every subcommand: shared switches, and its description/examples shown as written
+    sub.add_parser = lambda *a, **k: add_parser(  # type: ignore[method-assign]
+        *a, parents=[common], **{"formatter_class": argparse.RawDescriptionHelpFormatter, **k})
 
     def with_spec(sp: argparse.ArgumentParser) -> None:
         sp.add_argument("--spec", "-s", required=True, type=Path, help="the YAML spec")
@@ -45,7 +47,17 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--scheduler", help="Dask scheduler address (tcp://host:8786); none: a LocalCluster")
         sp.add_argument("--workers", type=int, help="worker processes (local pool or LocalCluster)")
 
-    sp = sub.add_parser("run", help="all stages: download, parse, store, analyse, render, alerts")
+    sp = sub.add_parser(
+        "run", help="all stages: download, parse, store, analyse, render, alerts",
+        description="The whole PA job: validate the spec, download the builds it names, parse new ones into\n"
+                    "the store, analyse every series, write the alerts and render the site under outputs.dir.\n"
+                    "Exit 0: no new regression; 2: regressions (per alerts.fail-on); 1: error, including a\n"
+                    "job that got no build because a source is unusable.",
+        epilog="examples:\n"
+               "  pal run --spec specs/demo.yaml\n"
+               "  pal run --spec specs/csit-trending.yaml --out /srv/trending --trigger timer\n"
+               "  pal run --spec S --upstream csit-vpp-perf-mrr-daily-master-2n-icx#265\n"
+               "  pal run --spec S --executor dask --scheduler tcp://host:8786 --full")
     with_spec(sp)
     with_executor(sp)
     sp.add_argument("--out", type=Path, help="override outputs.dir")
@@ -53,40 +65,95 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--trigger", default="manual", help="what started the run (upstream, gerrit, timer, manual)")
     sp.add_argument("--upstream", metavar="JOB#BUILD", help="the PT build that triggered the run: checked to be analysed")
 
-    sp = sub.add_parser("download", help="fetch the builds' output.xml files named by the spec")
+    sp = sub.add_parser(
+        "download", help="fetch the builds' output.xml files named by the spec",
+        description="Validate the spec, then fetch every selected build's output.xml into the cache\n"
+                    "(<outputs.dir>/cache). One line per file on stdout: job, build, source, sha256, path\n"
+                    "(tab-separated); problems go to stderr.",
+        epilog="examples:\n"
+               "  pal download --spec specs/demo.yaml\n"
+               "  pal download --spec S | cut -f1,2,3        # which source delivered each build")
     with_spec(sp)
 
-    sp = sub.add_parser("parse", help="print or write the samples that output.xml files hold")
+    sp = sub.add_parser(
+        "parse", help="print or write the samples that output.xml files hold",
+        description="Read Robot Framework output.xml files (plain, .gz, .xz, .zip) and write their samples:\n"
+                    "one row per (build, test, metric). Job and build come from --job/--build or the path\n"
+                    "(<job>/<build>/output.xml.gz or <job>__<build>__output.xml.gz).",
+        epilog="examples:\n"
+               "  pal parse demo-data/csit-vpp-perf-mrr-daily-master-2n-icx/100/output.xml.gz\n"
+               "  pal parse output.xml --job csit-vpp-perf-mrr-daily-master-2n-icx --build 7 --format json\n"
+               "  pal parse */*/output.xml.gz --format parquet -o samples.parquet --spec specs/demo.yaml")
     sp.add_argument("files", nargs="+", type=Path, help="output.xml[.gz|.xz|.zip] files")
     sp.add_argument("--job", help="job name (default: taken from the path)")
     sp.add_argument("--build", type=int, help="build number (default: taken from the path)")
-    sp.add_argument("--format", choices=["csv", "json", "parquet"], default="csv")
+    sp.add_argument("--format", choices=["csv", "json", "parquet"], default="csv",
+                    help="csv (default) or json on stdout; parquet needs --output")
     sp.add_argument("--output", "-o", type=Path, help="write here instead of stdout (required for parquet)")
     sp.add_argument("--spec", type=Path, help="take testbed map, renames and ignore list from this spec")
 
-    sp = sub.add_parser("analyse", aliases=["analyze"], help="analyse the stored history, print results")
+    sp = sub.add_parser(
+        "analyse", aliases=["analyze"], help="analyse the stored history, print results",
+        description="Analyse every series of the stored history (no download) and print one row per series:\n"
+                    "trend, runs, short- and long-term change, anomalies and the last run's verdict.\n"
+                    "Exit 2 when a series' last run is a regression, else 0.",
+        epilog="examples:\n"
+               "  pal analyse --spec specs/demo.yaml                 # aligned table, Mpps / µs and %\n"
+               "  pal analyse --spec S --format json | jq '.[] | select(.verdict == \"regression\")'\n"
+               "  pal analyse --spec S --format csv > series.csv")
     with_spec(sp)
     with_executor(sp)
-    sp.add_argument("--format", choices=["table", "json", "csv"], default="table")
+    sp.add_argument("--format", choices=["table", "json", "csv"], default="table",
+                    help="table: aligned, for people (default); json, csv: base units (pps, cps, us), full precision")
 
-    sp = sub.add_parser("render", help="render the site and alerts from the stored history")
+    sp = sub.add_parser(
+        "render", help="render the site and alerts from the stored history",
+        description="Analyse what the store holds and write the site and alert files again, without\n"
+                    "downloading (after changing a template, the acks or the test sets).",
+        epilog="examples:\n"
+               "  pal render --spec specs/demo.yaml\n"
+               "  pal render --spec S --out /tmp/preview")
     with_spec(sp)
     sp.add_argument("--out", type=Path, help="override outputs.dir")
 
-    sp = sub.add_parser("validate", help="check a spec and print a summary")
-    sp.add_argument("spec", type=Path)
+    sp = sub.add_parser(
+        "validate", help="check a spec and print a summary",
+        description="Check everything about a spec that can be checked before a download: keys and types,\n"
+                    "regexes and tag expressions, URL template placeholders, that local paths (sources,\n"
+                    "rename-file, acks) exist and ${VARS} are set, that each test set's jobs match a job, and\n"
+                    "that no ack keeps the placeholder reason. Every error is printed (key, line, value,\n"
+                    "expectation) on stderr, exit 1; a summary on stdout, exit 0, when all pass.",
+        epilog="examples:\n"
+               "  pal validate specs/demo.yaml\n"
+               "  WORKSPACE=$PWD pal validate specs/csit-trending.yaml")
+    sp.add_argument("spec", type=Path, help="the YAML spec")
 
-    sp = sub.add_parser("demo-data", help="write the seeded, realistic demo history")
-    sp.add_argument("dir", type=Path)
-    sp.add_argument("--seed", type=int, default=1)
+    sp = sub.add_parser(
+        "demo-data", help="write the seeded, realistic demo history",
+        description="Write a seeded, realistic CSIT-like history (output.xml.gz per job and build, renames,\n"
+                    "and truth.json listing the planted changes) for specs/demo.yaml and the tests.",
+        epilog="examples:\n"
+               "  pal demo-data demo-data                # what make demo uses\n"
+               "  pal demo-data /tmp/small --small --seed 7")
+    sp.add_argument("dir", type=Path, help="directory to write (created)")
+    sp.add_argument("--seed", type=int, default=1, help="random seed (same seed, same history)")
     sp.add_argument("--builds", type=int, default=None, help="builds per daily job (default 100)")
     sp.add_argument("--tests", type=int, default=None, help="tests per job (default 120)")
     sp.add_argument("--small", action="store_true", help="a small history for tests")
     sp.add_argument("--dialect", choices=["rf7", "rf4", "rf3"], default="rf7", help="Robot Framework output schema")
     sp.add_argument("--keyword-depth", type=int, default=0, help="nested keyword levels per test (TRACE-like size)")
 
-    sp = sub.add_parser("store", help="inspect or maintain the history store")
-    sp.add_argument("action", choices=["info", "vacuum", "export"])
+    sp = sub.add_parser(
+        "store", help="inspect or maintain the history store",
+        description="The Parquet history store of a spec (store.path).",
+        epilog="actions:\n"
+               "  info    JSON on stdout: jobs, builds, rows, size on disk, schema version, per-job counts\n"
+               "  vacuum  remove temp files, staged leftovers and unlisted fragments; JSON of what went\n"
+               "  export  write every stored sample to --output (.csv or .parquet)\n"
+               "examples:\n"
+               "  pal store info --spec specs/demo.yaml\n"
+               "  pal store export --spec S -o samples.parquet")
+    sp.add_argument("action", choices=["info", "vacuum", "export"], help="info, vacuum or export (see below)")
     with_spec(sp)
     sp.add_argument("--output", "-o", type=Path, help="export: file to write (.csv or .parquet)")
 
@@ -160,7 +227,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _dispatch(args)
     except PalError as exc:
-        log.error("error: %s", exc)
+        for err in getattr(exc, "errors", None) or [exc]:  # SpecErrors: one line per error
+            log.error("error: %s", err)
         return EXIT_ERROR
     except KeyboardInterrupt:
         log.error("interrupted")

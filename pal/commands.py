@@ -13,7 +13,16 @@ log = logging.getLogger("pal")
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    spec = load_spec(args.spec)
+    """Every check that can be made before a download (pal.validate); all errors on stderr, exit 1."""
+    from pal.validate import check_spec_file
+
+    spec, errors = check_spec_file(args.spec)
+    for err in errors:
+        log.error("error: %s", err)
+    if errors or spec is None:
+        if len(errors) > 1:
+            log.error("%s: %d errors", args.spec, len(errors))
+        return 1
     sets = ", ".join(f"{t.name} ({t.detector.name}: {'/'.join(t.metrics)})" for t in spec.test_sets)
     print(f"{args.spec}: ok: {len(spec.jobs)} jobs, {len(spec.sources)} sources "
           f"({', '.join(s.name for s in spec.sources)}), test sets: {sets}")
@@ -53,13 +62,14 @@ def cmd_store(args: argparse.Namespace) -> int:
 def cmd_download(args: argparse.Namespace) -> int:
     """``pal download``: fetch the spec's builds into the cache; one TSV line per file on stdout.
 
-    Columns: job, build, source, sha256, path. Problems go to the log; exit 1 only when
-    builds were wanted and none could be fetched.
+    Columns: job, build, source, sha256, path. Problems go to the log; exit 1 when builds
+    were wanted and none could be fetched, or a job got none because a source is unusable.
     """
     from pal.report import RunReport
     from pal.sources import default_cache_dir, fetch_builds
+    from pal.validate import validated_spec
 
-    spec = load_spec(args.spec)
+    spec = validated_spec(args.spec)
     report = RunReport()
     files = fetch_builds(spec, default_cache_dir(spec), report)
     for f in files:
@@ -71,7 +81,7 @@ def cmd_download(args: argparse.Namespace) -> int:
     log.info("download: %d files (%s); %d problems", len(files),
              ", ".join(f"{k.split('.', 2)[-1]}: {v}" for k, v in sorted(report.counts.items())
                        if k.startswith("download.source.")) or "none", len(errors))
-    return 1 if errors and not files else 0
+    return 1 if (errors and not files) or report.fatal() else 0
 
 
 def cmd_parse(args: argparse.Namespace) -> int:
@@ -162,8 +172,9 @@ def _upstream(text: str | None) -> tuple[str, int] | None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from pal.pipeline import run
+    from pal.validate import validated_spec
 
-    outcome = run(load_spec(args.spec), _run_options(args))
+    outcome = run(validated_spec(args.spec), _run_options(args))
     return outcome.exit_code
 
 
@@ -183,6 +194,7 @@ def cmd_analyse(args: argparse.Namespace) -> int:
     """
     from datetime import datetime, timezone
 
+    from pal import summary
     from pal.history import load_history
     from pal.pipeline import analyse, decide_alerts
     from pal.report import RunReport
@@ -194,23 +206,9 @@ def cmd_analyse(args: argparse.Namespace) -> int:
     history = load_history(spec, store, datetime.now(timezone.utc), report)
     results = analyse(spec, history, report)
     _, code = decide_alerts(spec, store, results, history)
-    rows = [{
-        "job": r.key.job, "test_id": r.key.test_id, "metric": r.key.metric, "test_set": r.test_set,
-        "trend": r.compliance.trend, "runs": r.compliance.runs,
-        "short_term_change": r.compliance.short_term_change, "long_term_change": r.compliance.long_term_change,
-        "regressions": r.compliance.regressions, "progressions": r.compliance.progressions, "verdict": r.verdict,
-    } for r in results]
-    if args.format == "json":
-        json.dump(rows, sys.stdout, indent=1, default=str)
-        print()
-    else:
-        import pandas as pd
-
-        frame = pd.DataFrame(rows)
-        if args.format == "csv":
-            frame.to_csv(sys.stdout, index=False)
-        else:
-            print(frame.to_string(index=False) if rows else "no series")
+    rows = summary.series_rows(results)
+    formats = {"json": summary.to_json, "csv": summary.to_csv, "table": summary.to_table}
+    sys.stdout.write(formats[args.format](rows))
     return code
 
 

@@ -19,6 +19,24 @@ class SpecError(PalError):
         super().__init__(f"{where}{path}: got {value!r}, expected {expected}")
 
 
+class SpecErrors(SpecError):
+    """Every error found in a spec, reported at once; path/value/expected are the first one's.
+
+    ``spec`` is the spec as far as it could be built (bad optional keys at their defaults),
+    or None, so later checks (pal.validate) can still run and add theirs.
+    """
+
+    def __init__(self, errors: list[SpecError], spec: object | None = None):
+        first = errors[0]
+        super().__init__(first.path, first.value, first.expected, first.source)
+        self.errors = list(errors)
+        self.spec = spec
+        self.args = ("\n".join(str(e) for e in self.errors),)
+
+    def __str__(self) -> str:
+        return "\n".join(str(e) for e in self.errors)
+
+
 class SourceError(PalError):
     """A build could not be fetched from any data source."""
 

@@ -183,6 +183,7 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
 
         steps.start("alerts")
         alerts, code = decide_alerts(spec, store, results, history)
+        code = 1 if options.download and report.fatal() else code  # a job got no build: a source is unusable
         if not options.download:
             _restore_download_problems(store, report)
         paths = write_alert_outputs(out_dir, alerts, results, history.builds, history.samples, spec, report)

@@ -39,6 +39,10 @@ class RunReport:
     def errors(self, stage: str | None = None) -> list[Problem]:
         return [p for p in self.problems if p.severity == "error" and (stage is None or p.stage == stage)]
 
+    def fatal(self) -> list[Problem]:
+        """Problems that make the whole run fail (exit 1) even though every stage ran."""
+        return [p for p in self.problems if p.details.get("fatal")]
+
     def merge(self, other: "RunReport") -> None:
         self.problems.extend(other.problems)
         for k, v in other.counts.items():

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+import string
 import types
 import typing
 from dataclasses import dataclass, field
@@ -19,12 +20,15 @@ from typing import Any, Literal
 import yaml
 
 from pal.culprit.suspect import check_url_template
-from pal.errors import SpecError
+from pal.errors import SpecError, SpecErrors
 from pal.model import METRICS
 from pal.select import Selection, TagExpr, TagExprError
 
 BuildRef = int | str  # a build number, or "lastCompletedBuild" / "lastSuccessfulBuild"
 BUILD_ALIASES = ("lastCompletedBuild", "lastSuccessfulBuild")
+#: the placeholders of the spec's URL templates (``sources[].artifacts``, ``outputs.build-url``):
+#: what pal.sources.jenkins and the build links (pal.alerts.links, pal.render.pages) fill in
+URL_PLACEHOLDERS = ("jenkins", "job", "build")
 
 
 @dataclass(frozen=True)
@@ -164,6 +168,14 @@ class Spec:
     rename_file: str | None = None  # a YAML mapping old id -> new id, merged under ``rename``
     ignore: list[str] = field(default_factory=list)  # test ids (or regexes) to leave out
     base_dir: str = "."  # directory relative paths are resolved against (the spec's directory)
+    # line of every key path in the spec file (for messages of later checks, pal.validate);
+    # the leading underscore keeps it out of the YAML keys
+    _lines: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
+
+    def where(self, path: str) -> str:
+        """``path (line N)`` for messages: the line of the key path or of its nearest parent."""
+        line = _line_of(self._lines, path)
+        return f"{path} (line {line})" if line else path
 
     def resolve(self, path: str | None) -> Path | None:
         """A path from the spec, with ${VARS} expanded, relative to the spec file's directory."""
@@ -228,10 +240,7 @@ def parse_spec(text: str, source: str = "<spec>", base_dir: str = ".") -> Spec:
     if not isinstance(data, dict):
         raise SpecError("(document)", data, "a mapping at the top level", source)
     data.setdefault("base-dir", base_dir)
-    builder = _Builder(source, lines)
-    spec = builder.build(Spec, data, "")
-    _check_semantics(spec, builder)
-    return spec
+    return _Builder(source, lines).spec(data)
 
 
 def _to_python(node: yaml.Node, path: str, lines: dict[str, int]) -> Any:
@@ -253,27 +262,61 @@ def _to_python(node: yaml.Node, path: str, lines: dict[str, int]) -> Any:
         loader.dispose()
 
 
+def _line_of(lines: dict[str, int], path: str) -> int | None:
+    """The line of ``path`` or of its nearest parent key."""
+    while path:
+        if path in lines:
+            return lines[path]
+        parent = re.sub(r"(\.[^.\[]*|\[\d+\])$", "", path)
+        if parent == path:
+            break
+        path = parent
+    return None
+
+
+class _Recorded(Exception):
+    """A value could not be built; its errors are already in ``_Builder.errors``."""
+
+
 class _Builder:
-    """Turns plain data into the dataclasses above, checking types against the annotations."""
+    """Turns plain data into the dataclasses above, checking types against the annotations.
+
+    Errors are collected, not raised one by one, so that a spec's every mistake is reported
+    at once: a bad optional key is recorded and left at its default; a value whose required
+    keys are missing cannot be built (``_Recorded``) and its parent leaves it out.
+    """
 
     def __init__(self, source: str, lines: dict[str, int]):
         self.source = source
         self.lines = lines
+        self.errors: list[SpecError] = []
+
+    def spec(self, data: dict[str, Any]) -> Spec:
+        """The Spec of ``data``, or SpecErrors with every error (and the spec, when it could be built)."""
+        spec: Spec | None = None
+        try:
+            spec = dataclasses.replace(self.build(Spec, data, ""), _lines=dict(self.lines))
+        except SpecError as exc:
+            self.errors.append(exc)
+        except _Recorded:
+            pass
+        if spec is not None:
+            _check_semantics(spec, self)
+        if self.errors:
+            raise SpecErrors(self.errors, spec)
+        return spec  # type: ignore[return-value]
+
+    def _error(self, path: str, value: Any, expected: str) -> SpecError:
+        line = _line_of(self.lines, path)
+        shown = f"{path} (line {line})" if line else (path or "(document)")
+        return SpecError(shown, value, expected, self.source)
 
     def fail(self, path: str, value: Any, expected: str) -> typing.NoReturn:
-        line = self._line(path)
-        shown = f"{path} (line {line})" if line else (path or "(document)")
-        raise SpecError(shown, value, expected, self.source)
+        raise self._error(path, value, expected)
 
-    def _line(self, path: str) -> int | None:
-        while path:
-            if path in self.lines:
-                return self.lines[path]
-            parent = re.sub(r"(\.[^.\[]*|\[\d+\])$", "", path)
-            if parent == path:
-                break
-            path = parent
-        return None
+    def error(self, path: str, value: Any, expected: str) -> None:
+        """Record an error and go on."""
+        self.errors.append(self._error(path, value, expected))
 
     def build(self, cls: type, data: Any, path: str) -> Any:
         if not isinstance(data, dict):
@@ -281,18 +324,31 @@ class _Builder:
         hints = typing.get_type_hints(cls)
         fields = {f.name: f for f in dataclasses.fields(cls)}
         kwargs: dict[str, Any] = {}
+        broken: set[str] = set()
         for key, value in data.items():
             name = key.replace("-", "_")
             sub = f"{path}.{key}" if path else key
             if name not in fields or name.startswith("_"):
                 known = ", ".join(sorted(f.replace("_", "-") for f in fields if not f.startswith("_")))
-                self.fail(sub, key, f"one of the keys: {known}")
-            kwargs[name] = self.convert(hints[name], value, sub)
+                self.error(sub, key, f"one of the keys: {known}")
+                continue
+            try:
+                kwargs[name] = self.convert(hints[name], value, sub)
+            except SpecError as exc:
+                self.errors.append(exc)
+                broken.add(name)
+            except _Recorded:
+                broken.add(name)
+        incomplete = False
         for name, f in fields.items():
             missing = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
             if missing and name not in kwargs:
-                sub = f"{path}.{name.replace('_', '-')}" if path else name.replace("_", "-")
-                self.fail(sub, None, "a value (this key is required)")
+                incomplete = True
+                if name not in broken:
+                    sub = f"{path}.{name.replace('_', '-')}" if path else name.replace("_", "-")
+                    self.error(sub, None, "a value (this key is required)")
+        if incomplete:
+            raise _Recorded()
         return cls(**kwargs)
 
     def convert(self, tp: Any, value: Any, path: str) -> Any:
@@ -319,7 +375,20 @@ class _Builder:
         if origin is list:
             if not isinstance(value, list):
                 self.fail(path, value, "a list")
-            return [self.convert(args[0], v, f"{path}[{i}]") for i, v in enumerate(value)]
+            if not dataclasses.is_dataclass(args[0]):
+                return [self.convert(args[0], v, f"{path}[{i}]") for i, v in enumerate(value)]
+            items, bad = [], False
+            for i, v in enumerate(value):  # every item's errors, not only the first item's
+                try:
+                    items.append(self.convert(args[0], v, f"{path}[{i}]"))
+                except SpecError as exc:
+                    self.errors.append(exc)
+                    bad = True
+                except _Recorded:
+                    bad = True
+            if bad:
+                raise _Recorded()
+            return items
         if origin is dict:
             if not isinstance(value, dict):
                 self.fail(path, value, "a mapping")
@@ -353,93 +422,92 @@ class _Builder:
 def _check_semantics(spec: Spec, b: _Builder) -> None:
     """Checks that need more than one value or a compiler: regexes, windows, references."""
     if not spec.jobs:
-        b.fail("jobs", spec.jobs, "at least one job")
+        b.error("jobs", spec.jobs, "at least one job")
     if not spec.sources:
-        b.fail("sources", spec.sources, "at least one data source")
+        b.error("sources", spec.sources, "at least one data source")
     if not spec.test_sets:
-        b.fail("test-sets", spec.test_sets, "at least one test set")
+        b.error("test-sets", spec.test_sets, "at least one test set")
     seen: set[str] = set()
     for i, job in enumerate(spec.jobs):
         p = f"jobs[{i}]"
         if job.name in seen:
-            b.fail(f"{p}.name", job.name, "a job name not listed before")
+            b.error(f"{p}.name", job.name, "a job name not listed before")
         seen.add(job.name)
         if isinstance(job.end, str) and job.end not in BUILD_ALIASES:
-            b.fail(f"{p}.end", job.end, "a build number or one of " + ", ".join(BUILD_ALIASES))
+            b.error(f"{p}.end", job.end, "a build number or one of " + ", ".join(BUILD_ALIASES))
         if job.start < 1:
-            b.fail(f"{p}.start", job.start, "a build number >= 1")
+            b.error(f"{p}.start", job.start, "a build number >= 1")
         if isinstance(job.end, int) and job.end < job.start:
-            b.fail(f"{p}.end", job.end, f"a build number >= start ({job.start})")
+            b.error(f"{p}.end", job.end, f"a build number >= start ({job.start})")
         if job.max_builds is not None and job.max_builds < 1:
-            b.fail(f"{p}.max-builds", job.max_builds, "an integer >= 1")
+            b.error(f"{p}.max-builds", job.max_builds, "an integer >= 1")
         if job.period_days is not None and job.period_days < 1:
-            b.fail(f"{p}.period-days", job.period_days, "an integer >= 1 (days)")
+            b.error(f"{p}.period-days", job.period_days, "an integer >= 1 (days)")
         if job.builds is not None and (not job.builds or min(job.builds) < 1):
-            b.fail(f"{p}.builds", job.builds, "a non-empty list of build numbers >= 1")
+            b.error(f"{p}.builds", job.builds, "a non-empty list of build numbers >= 1")
     for dut, tmpl in spec.outputs.commit_range_url.items():
         problem = check_url_template(tmpl)
         if problem:
-            b.fail(f"outputs.commit-range-url.{dut}", tmpl, f"a link template with {{good}}, {{bad}} ({problem})")
+            b.error(f"outputs.commit-range-url.{dut}", tmpl, f"a link template with {{good}}, {{bad}} ({problem})")
     names: set[str] = set()
     for i, src in enumerate(spec.sources):
         p = f"sources[{i}]"
         if src.name in names:
-            b.fail(f"{p}.name", src.name, "a source name not used before")
+            b.error(f"{p}.name", src.name, "a source name not used before")
         names.add(src.name)
         if src.type == "local" and not src.path:
-            b.fail(f"{p}.path", src.path, "a directory (required for a local source)")
+            b.error(f"{p}.path", src.path, "a directory (required for a local source)")
         if src.type == "jenkins":
             if not src.url or not re.match(r"^(https?://|\$\{)", src.url):
-                b.fail(f"{p}.url", src.url, "an http(s):// URL (required for a jenkins source)")
+                b.error(f"{p}.url", src.url, "an http(s):// URL (required for a jenkins source)")
             if not src.artifacts:
-                b.fail(f"{p}.artifacts", src.artifacts, "a non-empty list of URL templates")
+                b.error(f"{p}.artifacts", src.artifacts, "a non-empty list of URL templates")
             for j, tmpl in enumerate(src.artifacts):
-                try:
-                    tmpl.format(jenkins="", job="", build=0)
-                except (KeyError, IndexError, ValueError) as exc:
-                    b.fail(f"{p}.artifacts[{j}]", tmpl, f"a template using only {{jenkins}}, {{job}}, {{build}} ({exc})")
+                _check_template(b, f"{p}.artifacts[{j}]", tmpl)
         if src.timeout <= 0:
-            b.fail(f"{p}.timeout", src.timeout, "a number of seconds > 0")
+            b.error(f"{p}.timeout", src.timeout, "a number of seconds > 0")
         for key in ("retries", "max_size_mb", "workers"):
             val = getattr(src, key)
             if val < (0 if key == "retries" else 1):
-                b.fail(f"{p}.{key.replace('_', '-')}", val, "a positive integer")
+                b.error(f"{p}.{key.replace('_', '-')}", val, "a positive integer")
     set_names: set[str] = set()
     for i, ts in enumerate(spec.test_sets):
         p = f"test-sets[{i}]"
         if ts.name in set_names:
-            b.fail(f"{p}.name", ts.name, "a test-set name not used before")
+            b.error(f"{p}.name", ts.name, "a test-set name not used before")
         set_names.add(ts.name)
         if ts.select.tags:
             try:
                 TagExpr.parse(ts.select.tags)
             except TagExprError as exc:
-                b.fail(f"{p}.select.tags", ts.select.tags, f"a tag expression ({exc})")
+                b.error(f"{p}.select.tags", ts.select.tags, f"a tag expression ({exc})")
         _check_regex(b, f"{p}.select.id-regex", ts.select.id_regex)
         for j, pat in enumerate(ts.jobs or []):
             _check_regex(b, f"{p}.jobs[{j}]", pat)
         if not ts.metrics:
-            b.fail(f"{p}.metrics", ts.metrics, "at least one metric")
+            b.error(f"{p}.metrics", ts.metrics, "at least one metric")
         for j, m in enumerate(ts.metrics):
             if m not in METRICS:
-                b.fail(f"{p}.metrics[{j}]", m, "one of " + ", ".join(METRICS))
+                b.error(f"{p}.metrics[{j}]", m, "one of " + ", ".join(METRICS))
         w = ts.windows
         if w.short_term_runs < 1 or w.short_term_runs_single_testbed < 1:
-            b.fail(f"{p}.windows.short-term-runs", w.short_term_runs, "an integer >= 1")
+            b.error(f"{p}.windows.short-term-runs", w.short_term_runs, "an integer >= 1")
         if w.long_term_runs <= w.short_term_runs:
-            b.fail(f"{p}.windows.long-term-runs", w.long_term_runs,
+            b.error(f"{p}.windows.long-term-runs", w.long_term_runs,
                    f"more runs than short-term-runs ({w.short_term_runs})")
         if w.long_term_days < 1:
-            b.fail(f"{p}.windows.long-term-days", w.long_term_days, "an integer >= 1 (days)")
+            b.error(f"{p}.windows.long-term-days", w.long_term_days, "an integer >= 1 (days)")
         _check_detector(b, p, ts.detector)
         if ts.alert_filters.confirm_runs < 1:
-            b.fail(f"{p}.alert-filters.confirm-runs", ts.alert_filters.confirm_runs, "an integer >= 1")
+            b.error(f"{p}.alert-filters.confirm-runs", ts.alert_filters.confirm_runs, "an integer >= 1")
         if ts.alert_filters.min_change_pct < 0:
-            b.fail(f"{p}.alert-filters.min-change-pct", ts.alert_filters.min_change_pct, "a percentage >= 0")
+            b.error(f"{p}.alert-filters.min-change-pct", ts.alert_filters.min_change_pct, "a percentage >= 0")
     for i, pat in enumerate(spec.ignore):
         _check_regex(b, f"ignore[{i}]", pat)
+    if spec.outputs.build_url is not None:
+        _check_template(b, "outputs.build-url", spec.outputs.build_url)
     if spec.store.executor == "dask" and spec.store.scheduler and not re.match(r"^(tcp|tls|inproc)://", spec.store.scheduler):
-        b.fail("store.scheduler", spec.store.scheduler, "a Dask scheduler address like tcp://host:8786")
+        b.error("store.scheduler", spec.store.scheduler, "a Dask scheduler address like tcp://host:8786")
 
 
 def _check_detector(b: _Builder, path: str, det: DetectorSpec) -> None:
@@ -449,7 +517,30 @@ def _check_detector(b: _Builder, path: str, det: DetectorSpec) -> None:
     try:
         get_detector(det.name, det.params)
     except SpecError as exc:
-        b.fail(f"{path}.{exc.path}", exc.value, exc.expected)
+        b.error(f"{path}.{exc.path}", exc.value, exc.expected)
+
+
+def template_problem(template: str) -> str | None:
+    """Why ``template`` is not a URL template of the spec (None: it is): unknown placeholders, bad syntax."""
+    allowed = ", ".join(f"{{{n}}}" for n in URL_PLACEHOLDERS)
+    try:
+        names = [f for _, f, _, _ in string.Formatter().parse(template) if f is not None]
+    except ValueError as exc:
+        return f"a template using only {allowed} ({exc})"
+    unknown = [n for n in names if n not in URL_PLACEHOLDERS]  # no {job.attr}, {build[0]}, {}
+    if unknown:
+        return f"a template using only {allowed} ({', '.join(repr(n) for n in dict.fromkeys(unknown))})"
+    try:
+        template.format_map({"jenkins": "https://jenkins.example.org", "job": "job", "build": 1})
+    except (KeyError, IndexError, ValueError, AttributeError, TypeError) as exc:
+        return f"a template using only {allowed} ({type(exc).__name__}: {exc})"
+    return None
+
+
+def _check_template(b: _Builder, path: str, template: str) -> None:
+    problem = template_problem(template)
+    if problem:
+        b.error(path, template, problem)
 
 
 def _check_regex(b: _Builder, path: str, pattern: str | None) -> None:
@@ -458,4 +549,4 @@ def _check_regex(b: _Builder, path: str, pattern: str | None) -> None:
     try:
         re.compile(pattern)
     except re.error as exc:
-        b.fail(path, pattern, f"a valid regular expression ({exc})")
+        b.error(path, pattern, f"a valid regular expression ({exc})")

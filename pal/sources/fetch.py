@@ -5,6 +5,10 @@ Nothing is dropped silently: a build no source has, or whose file is damaged, be
 aborted build a ``download`` warning; the run goes on with the rest. Counts go to
 ``report.counts``: ``download.source.<name>`` per source that delivered,
 ``download.cached``, ``download.fetched``, ``download.missing``, ``download.skipped``.
+
+A job that ends with no build at all while a source was unusable (a local directory that does
+not exist, a build list that could not be read) is a *fatal* problem (``RunReport.fatal``):
+the run must fail rather than publish an empty, green result.
 """
 
 from __future__ import annotations
@@ -69,8 +73,10 @@ def fetch_builds(spec: Spec, cache_dir: Path, report: RunReport, jobs: list[str]
     sources = _open_sources(spec, cache_dir, env, backoff)
     try:
         plan: list[tuple[str, int, BuildInfo | None]] = []
+        broken = _broken_sources(sources, report)
+        listing_errors: dict[str, list[str]] = {}
         for job in job_specs:
-            plan.extend(_plan_job(job, sources, report, now))
+            plan.extend(_plan_job(job, sources, report, now, listing_errors))
         workers = max([s.workers for s in spec.sources] + [1])
         progress = Progress("downloaded", len(plan), every=max(10, len(plan) // 10))
         safe = _LockedReport(report)
@@ -89,7 +95,32 @@ def fetch_builds(spec: Spec, cache_dir: Path, report: RunReport, jobs: list[str]
     finally:
         for src in sources:
             src.close()
+    _fail_empty_jobs(job_specs, files, broken, listing_errors, report)
     return sorted(files, key=lambda f: (f.job, f.build))
+
+
+def _broken_sources(sources: list[Source], report: RunReport) -> dict[str, str]:
+    """Sources that cannot deliver anything at all (today: a local directory that is not there)."""
+    broken: dict[str, str] = {}
+    for src in sources:
+        if isinstance(src, LocalSource) and not src.root.is_dir():
+            broken[src.name] = f"source {src.name}: directory {src.root} does not exist"
+            report.add(STAGE, src.name, broken[src.name], severity="warning", path=str(src.root))
+            log.warning("download: %s", broken[src.name])
+    return broken
+
+
+def _fail_empty_jobs(jobs: list[JobSpec], files: list[BuildFile], broken: dict[str, str],
+                     listing_errors: dict[str, list[str]], report: RunReport) -> None:
+    """A job with no build from any source, because a source was unusable, fails the run."""
+    have = {f.job for f in files}
+    for job in jobs:
+        why = list(broken.values()) + listing_errors.get(job.name, [])
+        if job.name in have or not why:
+            continue
+        message = f"no build of this job from any source because a source is unusable: {'; '.join(why)}"
+        report.add(STAGE, job.name, message, fatal=True, errors=why)
+        log.error("error: download: %s: %s", job.name, message)
 
 
 class _LockedReport:
@@ -155,8 +186,8 @@ def _expand(text: str, env: Mapping[str, str], key: str) -> str:
     return _VAR.sub(sub, text)
 
 
-def _plan_job(job: JobSpec, sources: list[Source], report: RunReport,
-              now: datetime) -> list[tuple[str, int, BuildInfo | None]]:
+def _plan_job(job: JobSpec, sources: list[Source], report: RunReport, now: datetime,
+              listing_errors: dict[str, list[str]]) -> list[tuple[str, int, BuildInfo | None]]:
     listings: list[dict[int, BuildInfo]] = []
     listed_by: list[tuple[Source, dict[int, BuildInfo]]] = []
     errors: list[str] = []
@@ -165,6 +196,7 @@ def _plan_job(job: JobSpec, sources: list[Source], report: RunReport,
             listing = src.list_builds(job.name)
         except ListingError as exc:
             errors.append(f"{src.name}: {exc}")
+            listing_errors.setdefault(job.name, []).append(f"source {src.name}: {exc}")
             report.add(STAGE, job.name, f"source {src.name}: {exc}", severity="warning", urls=[exc.url])
             continue
         listings.append(listing)

@@ -24,6 +24,9 @@ FAKE_PAL = """#!/bin/sh
 # Records its argv (one per line) and the upstream variables, then exits with $FAKE_PAL_RC.
 printf '%s\\n' "$@" > "$FAKE_PAL_DIR/argv"
 printf 'PAL_UPSTREAM_JOB=%s\\nPAL_UPSTREAM_BUILD=%s\\n' "$PAL_UPSTREAM_JOB" "$PAL_UPSTREAM_BUILD" > "$FAKE_PAL_DIR/env"
+# $FAKE_PAL_STDERR: what it logs on stderr; $FAKE_PAL_REPORT: report.json it writes into --out
+[ -z "${FAKE_PAL_STDERR:-}" ] || printf '%s\\n' "$FAKE_PAL_STDERR" >&2
+[ -z "${FAKE_PAL_REPORT:-}" ] || { mkdir -p "$WORKSPACE/out"; printf '%s\\n' "$FAKE_PAL_REPORT" > "$WORKSPACE/out/report.json"; }
 exit "${FAKE_PAL_RC:-0}"
 """
 

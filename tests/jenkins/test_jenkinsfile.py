@@ -46,9 +46,21 @@ def test_upstream_trigger_matches_the_jjb_job(source: str) -> None:
     assert m, triggers
     jobs = [j.strip() for j in m.group(1).split(",")]
     jjb = (REPO / "jenkins" / "jobs" / "pal-pa.yaml").read_text()
-    jjb_jobs = re.findall(r"^\s+(csit-vpp-perf-[\w-]+),?$", jjb, re.M)
+    jjb_jobs = re.findall(r"^\s+(csit-\w+-perf-[\w-]+),?$", jjb, re.M)
     assert jobs == jjb_jobs and len(jobs) == 8
     assert m.group(2) == "FAILURE"
+
+
+def test_upstream_trigger_is_the_jobs_of_the_spec(source: str) -> None:
+    """The pipeline analyses the spec named by its PAL_SPEC default: its trigger list is that spec's jobs."""
+    from pal.spec import load_spec
+
+    spec = re.search(r"string\(name: 'PAL_SPEC', defaultValue: '([^']+)'", source)
+    assert spec, "no PAL_SPEC parameter"
+    m = re.search(r"upstream\(upstreamProjects:\s*'([^']+)'", block(source, "triggers"))
+    assert m
+    expected = [j.name for j in load_spec(REPO / spec.group(1)).jobs]
+    assert [j.strip() for j in m.group(1).split(",")] == expected, ", ".join(expected)
 
 
 def test_cron_trigger(source: str) -> None:

@@ -17,7 +17,7 @@ from tests.jenkins.conftest import PA_JOB, REPO
 JJB = Path(sys.executable).parent / "jenkins-jobs"
 GERRIT = "com.sonyericsson.hudson.plugins.gerrit.trigger.hudsontrigger"
 PA = "pal-trending-master"
-TESTBEDS = ["2n-icx", "2n-spr", "2n-zn2", "3n-icx", "3n-alt", "3na-spr"]
+TESTBEDS = ["2n-icx", "2n-spr", "3n-icx", "3n-alt", "3n-snr"]
 
 
 @pytest.fixture(scope="module")
@@ -44,13 +44,14 @@ def text(root: ET.Element, path: str) -> str:
 
 
 def pt_jobs(rendered: dict[str, ET.Element]) -> list[str]:
-    return sorted(n for n in rendered if n.startswith("csit-vpp-perf-"))
+    return sorted(n for n in rendered if re.match(r"csit-\w+-perf-", n))
 
 
 def test_jobs_rendered(rendered: dict[str, ET.Element]) -> None:
     assert sorted(rendered) == sorted(
         [PA] + [f"csit-vpp-perf-mrr-daily-master-{t}" for t in TESTBEDS]
-        + ["csit-vpp-perf-ndrpdr-weekly-master-2n-icx", "csit-vpp-perf-ndrpdr-weekly-master-3n-alt"])
+        + ["csit-vpp-perf-ndrpdr-weekly-master-2n-icx", "csit-vpp-perf-ndrpdr-weekly-master-3n-icx",
+           "csit-dpdk-perf-mrr-weekly-master-2n-icx"])
 
 
 def test_pa_has_exactly_the_three_triggers(rendered: dict[str, ET.Element]) -> None:
@@ -62,13 +63,31 @@ def test_pa_has_exactly_the_three_triggers(rendered: dict[str, ET.Element]) -> N
 def test_reverse_trigger_watches_every_pt_job(rendered: dict[str, ET.Element]) -> None:
     rev = one(rendered[PA], "triggers/jenkins.triggers.ReverseBuildTrigger")
     upstream = [j.strip() for j in text(rev, "upstreamProjects").split(",")]
-    assert len(upstream) == len(set(upstream)) == 8
+    assert len(upstream) == len(set(upstream)) == len(spec_jobs(rendered)) == 8
     # The PA job is triggered by exactly the PT jobs defined next to it.
     assert sorted(upstream) == pt_jobs(rendered)
     assert "csit-vpp-perf-mrr-daily-master-2n-icx" in upstream
     # Any completed PT build (failed tests are analysed and reported too).
     assert text(rev, "threshold/name") == "FAILURE"
     assert text(rev, "threshold/completeBuild") == "true"
+
+
+def spec_jobs(rendered: dict[str, ET.Element]) -> list[str]:
+    """The jobs of the spec the PA job runs by default (its PAL_SPEC parameter)."""
+    from pal.spec import load_spec
+
+    params = one(rendered[PA], "properties/hudson.model.ParametersDefinitionProperty/parameterDefinitions")
+    spec = next(text(p, "defaultValue") for p in params if text(p, "name") == "PAL_SPEC")
+    return [j.name for j in load_spec(REPO / spec).jobs]
+
+
+def test_upstream_jobs_are_the_jobs_of_the_spec(rendered: dict[str, ET.Element]) -> None:
+    """One list of analysed jobs: a PT job not in the trigger never starts an analysis, an extra
+    one starts useless runs. On failure, paste the expected list into jobs/pal-pa.yaml."""
+    rev = one(rendered[PA], "triggers/jenkins.triggers.ReverseBuildTrigger")
+    upstream = [j.strip() for j in text(rev, "upstreamProjects").split(",")]
+    expected = spec_jobs(rendered)
+    assert upstream == expected, "upstream-jobs: >-\n" + ",\n".join(expected)
 
 
 def test_timer_trigger(rendered: dict[str, ET.Element]) -> None:
@@ -169,7 +188,7 @@ def test_pt_jobs_archive_gzipped_results(rendered: dict[str, ET.Element]) -> Non
         assert text(job, "assignedNode") == "csit-" + name.split("-master-")[1]
     assert text(rendered["csit-vpp-perf-mrr-daily-master-3n-alt"], "triggers/hudson.triggers.TimerTrigger/spec") \
         == "H 22 * * 0-4"
-    assert text(rendered["csit-vpp-perf-ndrpdr-weekly-master-3n-alt"], "triggers/hudson.triggers.TimerTrigger/spec") \
+    assert text(rendered["csit-vpp-perf-ndrpdr-weekly-master-3n-icx"], "triggers/hudson.triggers.TimerTrigger/spec") \
         == "H 0 * * 6"
 
 

@@ -170,16 +170,104 @@ def test_regression_subject_without_per_job_files_names_the_upstream_job(pa_job:
     assert r.subject == "Performance trending: regressions in csit-vpp-perf-mrr-daily-master-3n-alt"
 
 
-def test_failed_run_writes_error_mail_bodies_but_keeps_pal_files(pa_job: PaJob) -> None:
-    alerts = pa_job.workspace / "out" / "alerts"
-    alerts.mkdir(parents=True)
-    (alerts / "trending-failed-tests.txt").write_text("written by pal\n")
-    r = pa_job.run(pal_rc=1, BUILD_CAUSE="TIMERTRIGGER", BUILD_URL="", PAL_CAUSE_LOOKUP="0")
+def _stale_outputs(out: Path) -> list[Path]:
+    """What an earlier, successful run left in the workspace's out/ (the workspace is kept)."""
+    files = {
+        "site/index.html": "<td>64b-2t1c-ethip4-ip4base-mrr</td><td>-12.5 %</td>",
+        "site/series/x.html": "old graph",
+        "alerts/trending-regressions.txt": "OLD: 64b-2t1c-ethip4-ip4base-mrr -12.5 %",
+        "alerts/trending-failed-tests.txt": "OLD: 3 tests failed",
+        "alerts/regressions-csit-vpp-perf-mrr-daily-master-2n-icx.txt": "OLD regression",
+        "alerts.json": "[]", "junit.xml": "<testsuites/>", "exports/series.csv": "old,csv",
+        "report.json": '{"counts": {}, "problems": []}',
+    }
+    for name, text in files.items():
+        (out / name).parent.mkdir(parents=True, exist_ok=True)
+        (out / name).write_text(text)
+    return [out / name for name in files]
+
+
+def test_failed_run_publishes_what_failed_and_no_stale_results(pa_job: PaJob) -> None:
+    out = pa_job.workspace / "out"
+    stale = _stale_outputs(out)
+    (out / "cache").mkdir()
+    (out / "cache" / "kept.gz").write_text("downloads are not results")
+    error = "error: download: csit-vpp-perf-mrr-daily-master-2n-icx: no build of this job from any source <&>"
+    r = pa_job.run(pal_rc=1, BUILD_CAUSE="TIMERTRIGGER", BUILD_URL="", PAL_CAUSE_LOOKUP="0",
+                   FAKE_PAL_STDERR=f"pal run: spec t\n{error}\npal: 1 jobs; exit 1")
+    assert (r.returncode, r.result) == (1, "FAILURE")
     assert r.subject == "Performance trending: analysis failed (build 17)"
-    body = (alerts / "trending-regressions.txt").read_text()
+    assert error in r.stderr  # pal's log still reaches the console
+    # nothing of the earlier run is left to archive, mail, or show
+    assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()) == [
+        "alerts/trending-failed-tests.txt", "alerts/trending-progressions.txt", "alerts/trending-regressions.txt",
+        "cache/kept.gz", "site/index.html"]
+    body = (out / "alerts" / "trending-regressions.txt").read_text()
     assert body.startswith("ERROR: The build number 17 of the job pal-trending-master failed (exit code 1).")
-    assert (alerts / "trending-progressions.txt").read_text() == body
-    assert (alerts / "trending-failed-tests.txt").read_text() == "written by pal\n"
+    assert f"What failed:\n{error}\n" in body and "OLD" not in body
+    assert (out / "alerts" / "trending-progressions.txt").read_text() == body
+    assert (out / "alerts" / "trending-failed-tests.txt").read_text() == body
+    page = (out / "site" / "index.html").read_text()
+    assert "analysis failed" in page and "-12.5" not in page
+    assert "no build of this job from any source &lt;&amp;&gt;" in page and "<&>" not in page
+    assert not any(p.exists() for p in stale if p.name in ("alerts.json", "junit.xml", "report.json", "x.html"))
+
+
+def test_failed_run_keeps_the_report_pal_wrote_in_this_run(pa_job: PaJob) -> None:
+    out = pa_job.workspace / "out"
+    _stale_outputs(out)
+    report = '{"counts": {}, "problems": [{"stage": "download", "details": {"fatal": true}}]}'
+    r = pa_job.run(pal_rc=1, BUILD_CAUSE="TIMERTRIGGER", FAKE_PAL_REPORT=report)
+    assert r.result == "FAILURE"
+    assert (out / "report.json").read_text() == report + "\n"
+    # a crash without a report: the earlier run's report.json is not archived as this one's
+    r = pa_job.run(pal_rc=1, BUILD_CAUSE="TIMERTRIGGER")
+    assert not (out / "report.json").exists()
+
+
+def test_early_failure_says_which_step_failed_and_clears_old_results(pa_job: PaJob) -> None:
+    out = pa_job.workspace / "out"
+    _stale_outputs(out)
+    r = pa_job.run(BUILD_CAUSE="TIMERTRIGGER", PAL_TRIGGER="cron")
+    assert (r.returncode, r.result, r.argv) == (1, "FAILURE", None)
+    body = (out / "alerts" / "trending-regressions.txt").read_text()
+    assert "What failed:\nunknown trigger 'cron' (expected upstream, gerrit, timer or manual)\n" in body
+    assert "unknown trigger 'cron'" in (out / "site" / "index.html").read_text()
+    assert not (out / "alerts.json").exists() and not (out / "exports").exists()
+
+
+def test_successful_run_keeps_what_pal_wrote(pa_job: PaJob) -> None:
+    out = pa_job.workspace / "out"
+    stale = _stale_outputs(out)
+    r = pa_job.run(pal_rc=0, BUILD_CAUSE="TIMERTRIGGER")
+    assert r.result == "SUCCESS"
+    # pal rewrites these itself (the fake does not); only report.json is cleared before a run
+    assert [p.exists() for p in stale] == [True] * (len(stale) - 1) + [False]
+
+
+# --- pinned installs ------------------------------------------------------------------------------
+
+FAKE_PYTHON = """#!/bin/sh
+# A venv python that records pip's argv instead of installing.
+printf '%s\\n' "$@" > "$FAKE_PAL_DIR/pip-argv"
+"""
+
+
+def test_install_is_pinned_by_the_constraints_file(pa_job: PaJob, tmp_path: Path) -> None:
+    from tests.jenkins.conftest import REPO
+
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python").write_text(FAKE_PYTHON)
+    (venv / "bin" / "python").chmod(0o755)
+    r = pa_job.run(BUILD_CAUSE="TIMERTRIGGER", PAL_VENV=str(venv), PAL_SKIP_INSTALL="0")
+    assert r.returncode == 0, r.stdout + r.stderr
+    argv = (pa_job.fake_dir / "pip-argv").read_text().splitlines()
+    assert argv == ["-m", "pip", "install", "--quiet", "--upgrade", "-c", str(REPO / "constraints.txt"), str(REPO)]
+    r = pa_job.run(BUILD_CAUSE="TIMERTRIGGER", PAL_VENV=str(venv), PAL_SKIP_INSTALL="0",
+                   PAL_CONSTRAINTS=str(tmp_path / "none.txt"))
+    assert (r.returncode, r.result) == (1, "FAILURE")
+    assert "dependencies are only installed pinned" in (pa_job.workspace / "out" / "site" / "index.html").read_text()
 
 
 # --- gerrit: the spec of the change under review --------------------------------------------------

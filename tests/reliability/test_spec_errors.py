@@ -73,6 +73,7 @@ CASES = [
 
 
 def _validate(tmp_path, capsys, spec) -> tuple[int, str, str]:
+    (tmp_path / "data").mkdir(exist_ok=True)  # BASE's local source directory (pal validate checks it exists)
     path = tmp_path / "spec.yaml"
     path.write_text(yaml.safe_dump(spec, sort_keys=False) if isinstance(spec, dict) else spec, encoding="utf-8")
     rc = cli.main(["validate", str(path)])

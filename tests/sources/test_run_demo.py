@@ -21,6 +21,7 @@ def test_run_demo_download_with_faults(tmp_path, repo_root, capsys):
             d = tmp_path / "demo-data" / job / str(n)
             d.mkdir(parents=True)
             (d / "output.xml.gz").write_bytes(output_gz(job, n))
+    (tmp_path / "demo-data" / "renames.yaml").write_text("{}\n")  # the spec's rename-file must exist
     rc = run_demo.main(["--data", str(tmp_path / "demo-data"), "--spec", str(spec), "--command", "download",
                         "--faults"])
     out = capsys.readouterr().out.splitlines()
