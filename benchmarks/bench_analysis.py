@@ -24,12 +24,12 @@ import pandas as pd
 from numpy.lib.stride_tricks import sliding_window_view
 
 from pal.analysis import compliance as comp_mod
-from pal.analysis.anomalies import _run_value, anomalies_from_groups, to_trend_groups, trend_array, valid_samples
+from pal.analysis.mdl_detector import _run_value, changes_from_groups, to_trend_groups, trend_array, valid_samples
 from pal.analysis.bands import rolling_bands
 from pal.analysis.compliance import compliance
-from pal.analysis.mdl import MdlState
+from pal.analysis.mdl import classify
 from pal.analysis.tma import window_stats
-from pal.model import Anomaly, TrendGroup
+from pal.model import Change, TrendGroup
 from pal.spec import Windows
 
 
@@ -159,7 +159,7 @@ def _per_series(fn: Callable[[dict], Any], data: list[dict]) -> tuple[float, lis
 
 def _compliance_with(nanos: Callable) -> Callable[[dict], Any]:
     windows = Windows()
-    anomalies = [Anomaly(170, "regression", 170, 169, 0.0, 0.0, 0.0, 0.0, 0.0, 1)]
+    anomalies = [Change(170, "regression", 0.0, 0.0, 1, 170)]
 
     def run(s: dict) -> Any:
         saved = comp_mod._nanos
@@ -173,11 +173,11 @@ def _compliance_with(nanos: Callable) -> Callable[[dict], Any]:
 
 
 def _mdl_glue(samples: Callable, trend_of: Callable) -> Callable[[dict], Any]:
-    """anomalies.analyse without MDL itself: valid samples, groups, trend array, anomalies."""
+    """mdl_detector.analyse without MDL itself: valid samples, groups, trend array, changes."""
     def run(s: dict) -> Any:
         positions, _ = samples(s["values"])
         groups = to_trend_groups(s["mdl_groups"], positions, +1)
-        return trend_of(groups, len(s["values"]), positions), anomalies_from_groups(groups, s["builds"])
+        return trend_of(groups, len(s["values"]), positions), changes_from_groups(groups)
     return run
 
 
@@ -189,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     data = make_series(args.series)
     for s in data:  # MDL's groups, computed once: the glue around them is what is timed
         s["builds"] = np.arange(1000, 1000 + len(s["values"]))
-        s["mdl_groups"] = MdlState.start(valid_samples(s["values"])[1]).groups()
+        s["mdl_groups"] = classify(valid_samples(s["values"])[1])
     cases = [
         ("rolling_bands", lambda s: old_rolling_bands(s["values"], 14),
          lambda s: rolling_bands(s["values"], 14)),

@@ -22,7 +22,7 @@ import pandas as pd
 
 from pal.alerts.export import _csv_bytes_pandas as pandas_csv  # the old path: the reference
 from pal.alerts.export import csv_bytes, series_frame, write_csv
-from pal.model import Anomaly, SeriesKey, SeriesResult, TrendGroup
+from pal.model import Change, SeriesKey, SeriesResult, TrendGroup
 from pal.render.buildinfo import BuildIndex
 from pal.render.downloads import job_csv
 from tests.render.test_downloads import cell_by_cell  # the cell-by-cell reference
@@ -51,7 +51,8 @@ def synthetic(tests: int, builds: int, seed: int = 1) -> tuple[list[SeriesResult
             anomalies = []
             if cut < builds:
                 groups.append(TrendGroup(cut, builds, float(np.nanmean(values[cut:])), 0.0, builds - cut, "regression"))
-                anomalies.append(Anomaly(cut, "regression", 100 + cut, 99 + cut, 0, 0, 0, 0, -0.1, builds - cut))
+                anomalies.append(Change(cut, "regression", 1.0, 0.9, builds - cut, cut, first_bad_build=100 + cut,
+                                        last_good_build=99 + cut))
             trend = np.empty(builds)
             for g in groups:
                 trend[g.start:g.end] = g.avg
@@ -61,7 +62,7 @@ def synthetic(tests: int, builds: int, seed: int = 1) -> tuple[list[SeriesResult
                 key=SeriesKey(job, f"tests.vpp.perf.ip4.2n1l-25ge2p1xxv710-ethip4-ip4base-mrr.{name}", "mrr"),
                 builds=np.arange(100, 100 + builds, dtype=np.int64), times=times.copy(), values=values,
                 stdevs=np.abs(rng.normal(level * 0.005, level * 0.001, builds)), trend=trend, groups=groups,
-                anomalies=anomalies, compliance=None, verdict="normal", direction=1, detector="mdl",
+                changes=anomalies, compliance=None, verdict="normal", direction=1, detector="mdl",
                 test_set="mrr", attrs={"topo_arch": job[-6:], "nic": "25ge2p1xxv710", "frame_size": "64B",
                                        "cores": f"{1 + t % 4}C"}))
     return results, pd.DataFrame(rows)
@@ -78,13 +79,12 @@ def from_export(path: Path) -> tuple[list[SeriesResult], pd.DataFrame]:
         for gi in np.unique(group[~np.isnan(group)]).astype(int).tolist():
             idx = np.flatnonzero(group == gi)
             groups.append(TrendGroup(int(idx[0]), int(idx[-1]) + 1, 0.0, 0.0, len(idx), glabel[idx[0]]))
-        anomalies = [Anomaly(i, k, 0, None, 0, 0, 0, 0, 0, 1) for i, k in enumerate(label)
-                     if k in ("regression", "progression")]
+        anomalies = [Change(i, k, 0.0, 0.0, 1, i) for i, k in enumerate(label) if k in ("regression", "progression")]
         first = g.iloc[0]
         results.append(SeriesResult(
             key=SeriesKey(job, test_id, metric), builds=g["build"].to_numpy(),
             times=g["build_time"].dt.tz_localize(None).to_numpy(), values=g["value"].to_numpy(),
-            stdevs=g["stdev"].to_numpy(), trend=g["trend"].to_numpy(), groups=groups, anomalies=anomalies,
+            stdevs=g["stdev"].to_numpy(), trend=g["trend"].to_numpy(), groups=groups, changes=anomalies,
             compliance=None, verdict="normal", direction=1, detector="mdl", test_set=first["test_set"],
             attrs={k: first[k] for k in ("topo_arch", "nic", "frame_size", "cores")}))
     builds = df.drop_duplicates(["job", "build"])[["job", "build", "testbed", "dut_version"]]
