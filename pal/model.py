@@ -249,6 +249,10 @@ class AlertView:
     ack_snippet: str  # the acks.yaml lines to copy
     change_pct: float
     first_bad_build: int
+    suspect_verdict: str = "unknown"  # code | infrastructure | unknown (pal.culprit)
+    suspect_summary: str = ""  # one line: the commit range and its size, or what else changed
+    suspect_url: str | None = None  # link to the commit range (outputs.commit-range-url)
+    bisect_comment: str | None = None  # CSIT's bisect trigger for a bisectable code range
 
 
 # ---------------------------------------------------------------------------

@@ -132,8 +132,11 @@ class Alert:
 
     def view(self) -> AlertView:
         """The typed view the site renders."""
+        sr = self.suspect
         return AlertView(self.id, self.key, self.kind, self.state, self.status, self.acked, self.ack_reason,
-                         self.ack_snippet, self.evidence.change_pct, self.evidence.first_bad_build)
+                         self.ack_snippet, self.evidence.change_pct, self.evidence.first_bad_build,
+                         sr.verdict if sr else "unknown", sr.summary if sr else "", sr.url if sr else None,
+                         self.bisect.comment if self.bisect else None)
 
     def to_dict(self) -> dict[str, Any]:
         return {

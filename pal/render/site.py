@@ -348,7 +348,9 @@ def page_digests(results: list[SeriesResult], alerts: list[AlertView] | None = N
         h.update(json.dumps(sorted((k, np.ascontiguousarray(v).tobytes().hex()) for k, v in r.bands.items())).encode())
         h.update(json.dumps([r.detector, r.verdict, r.direction], default=str).encode())
         h.update(json.dumps(r.attrs, sort_keys=True, default=str).encode())
-        shown = sorted((a.id, a.kind, a.acked, a.ack_reason or "", a.ack_snippet) for a in by_key.get(r.key, ()))
+        shown = sorted((a.id, a.kind, a.state, a.status, a.acked, a.ack_reason or "", a.ack_snippet, a.change_pct,
+                        a.suspect_verdict, a.suspect_summary, a.suspect_url or "", a.bisect_comment or "")
+                       for a in by_key.get(r.key, ()))
         h.update(json.dumps(shown).encode())
         out[f"{r.key.job}|{r.key.test_id}|{r.key.metric}"] = h.hexdigest()
     return out
