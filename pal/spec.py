@@ -140,6 +140,8 @@ class OutputsSpec:
     graphs: bool = True
     exports: list[Literal["csv", "parquet", "json"]] = field(default_factory=lambda: ["csv", "parquet"])
     build_url: str | None = None  # link template for builds, e.g. "{jenkins}/job/{job}/{build}"
+    # where site/ is published (e.g. the PA job's artifact URL); alert texts link each series' page
+    site_url: str | None = None
     # DUT -> link template of a suspect commit range, {good}..{bad} (pal.culprit.suspect)
     commit_range_url: dict[str, str] = field(default_factory=dict)
 
@@ -506,6 +508,8 @@ def _check_semantics(spec: Spec, b: _Builder) -> None:
         _check_regex(b, f"ignore[{i}]", pat)
     if spec.outputs.build_url is not None:
         _check_template(b, "outputs.build-url", spec.outputs.build_url)
+    if spec.outputs.site_url is not None and not re.match(r"^(https?|file)://\S+$", spec.outputs.site_url):
+        b.error("outputs.site-url", spec.outputs.site_url, "an http(s):// or file:// URL of the published site/")
     if spec.store.executor == "dask" and spec.store.scheduler and not re.match(r"^(tcp|tls|inproc)://", spec.store.scheduler):
         b.error("store.scheduler", spec.store.scheduler, "a Dask scheduler address like tcp://host:8786")
 

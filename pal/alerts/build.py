@@ -244,26 +244,37 @@ def _testbeds(r: SeriesResult, a: Change, facts: BuildFacts) -> tuple[str, ...]:
     return tuple(sorted(found))
 
 
+def _same_test(a: Alert) -> tuple[str, str, str]:
+    """What makes two alerts on different topo-archs the same test: name, frame size, metric
+    (the NIC differs from testbed to testbed)."""
+    return (a.test_name, a.frame_size, a.key.metric)
+
+
 def group_alerts(alerts: list[Alert], results: list[SeriesResult], window_hours: float = WINDOW_HOURS) -> list[AlertGroup]:
-    """One group per (job, kind, first bad build), with where else the same change was seen."""
+    """One group per (job, kind, first bad build), with where else the same tests changed.
+
+    ``seen_on``: the topo-archs where an alerting (active, unacknowledged) change of the same
+    kind, of one of the group's alerting tests, starts within ``window_hours``. Two unrelated
+    tests changing on two testbeds are not "every testbed"; an acknowledged change counts no more.
+    """
     topo_all = {str(r.attrs.get("topo_arch") or topo_arch_of(r.key.job)) for r in results}
     members: dict[tuple[str, str, int], list[Alert]] = {}
     for a in alerts:
         members.setdefault((a.key.job, a.kind, a.evidence.first_bad_build), []).append(a)
-    times = {k: min(pd.Timestamp(m.evidence.first_bad_time) for m in v if m.evidence.first_bad_time)
-             if any(m.evidence.first_bad_time for m in v) else None for k, v in members.items()}
+    stamp = {a.id: (pd.Timestamp(a.evidence.first_bad_time) if a.evidence.first_bad_time else None) for a in alerts}
     window = pd.Timedelta(hours=window_hours)
+    alerting = [a for a in alerts if a.alerting]
     out = []
     for (job, kind, fbb), mem in sorted(members.items()):
         mem = sorted(mem, key=lambda m: m.id)
         topo = mem[0].topo_arch
-        t = times[(job, kind, fbb)]
         seen = {topo}
-        if t is not None:
-            for (j2, k2, _), m2 in members.items():
-                t2 = times[(j2, k2, _)]
-                if k2 == kind and t2 is not None and abs(t2 - t) <= window:
-                    seen.add(m2[0].topo_arch)
+        for m in (m for m in mem if m.alerting and stamp[m.id] is not None):
+            for other in alerting:
+                t2 = stamp[other.id]
+                if other.kind == kind and _same_test(other) == _same_test(m) and t2 is not None \
+                        and abs(t2 - stamp[m.id]) <= window:
+                    seen.add(other.topo_arch)
         scope = ALL_TESTBEDS if len(topo_all) >= 2 and seen >= topo_all else (ONE_TESTBED if seen == {topo} else SOME_TESTBEDS)
         lg = [m.evidence.last_good_build for m in mem if m.evidence.last_good_build is not None]
         first = min(mem, key=lambda m: (m.evidence.last_good_build is None, m.evidence.last_good_build or 0))

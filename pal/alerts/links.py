@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pal.model import SeriesKey
 from pal.spec import Spec
 
 
@@ -11,11 +12,17 @@ from pal.spec import Spec
 class Links:
     template: str | None = None
     jenkins: str = ""  # the first Jenkins source's URL, for {jenkins}
+    site: str | None = None  # where site/ is published (outputs.site-url)
 
     @classmethod
     def from_spec(cls, spec: Spec) -> "Links":
         jenkins = next((s.url or "" for s in spec.sources if s.type == "jenkins"), "")
-        return cls(spec.outputs.build_url, jenkins.rstrip("/"))
+        site = spec.outputs.site_url.rstrip("/") if spec.outputs.site_url else None
+        return cls(spec.outputs.build_url, jenkins.rstrip("/"), site)
+
+    def series(self, key: SeriesKey) -> str | None:
+        """The series' drill-down page on the published site, or None without ``outputs.site-url``."""
+        return f"{self.site}/s/{key.slug()}.html" if self.site else None
 
     def build(self, job: str, build: int | None) -> str | None:
         """The build's URL, or None without a template (or a build)."""

@@ -6,19 +6,25 @@ Files (under ``<out>/alerts/``):
   (test set, job) a header ``<set>, CSIT build: <url>, <DUT> version: <v>`` for the job's last
   build and one aligned line per current, unacked change; new changes first, those reported
   by an earlier run after a ``Reported before:`` line; ``No regressions`` when there is none.
-  After the blocks: changes seen on every topo-arch at about the same time (DUT or
+  Rows whose trend is not in Mpps (Mcps, latency in µs) follow a ``Trend[<unit>]:`` line.
+  Under each row, indented: the first bad and last good build, the DUT version and testbed
+  change at that point, the suspect range (code / infrastructure), the series' page (with
+  ``outputs.site-url``) and, for a code range, CSIT's bisect trigger.
+  After the blocks: the same test changing on every topo-arch at about the same time (DUT or
   infrastructure), recovered changes that had been reported, and the acked ones (not alerted).
 * ``regressions-<job>.txt`` / ``progressions-<job>.txt``: the same layout with the *new*
   unacked changes of one job only; empty (0 bytes) when there is none, so Jenkins mails the
   non-empty ones.
 * ``trending-failed-tests.txt``: per (test set, job) a header ``<set>, <F> tests failed, <P>
-  tests passed, duration: HH:MM, CSIT build: <url>, <DUT> version: <v>``, the tests that
-  failed in the last build with the number of their message, and the numbered messages.
+  tests passed, duration: <h> h <m> min, CSIT build: <url>, <DUT> version: <v>`` (counts of the
+  set's own tests in the job's last build), the tests that failed in it with the number of
+  their message, and the numbered messages.
   Messages are grouped after masking what varies (IPv4 addresses, hex, numbers); IPv4
   addresses never leave in a message (``10.30.51.45`` -> ``x.x.x.x``).
 
 Columns are aligned over the whole file: text left, numbers right, three spaces apart.
-Trend is in millions (Mpps, Mcps) for rate metrics and in microseconds for latency.
+Trend is in millions (Mpps, Mcps, two decimals) for rate metrics and in microseconds (one
+decimal) for latency; changes in percent with one decimal.
 """
 
 from __future__ import annotations
@@ -71,22 +77,61 @@ def normalise_message(message: str) -> str:
 
 
 def _num(x: float, digits: int) -> str:
+    """Fixed ``digits`` decimals (the same in every row of a column); n/a when unknown."""
     if x is None or not math.isfinite(x):
         return "n/a"
     s = f"{x:.{digits}f}"
-    if "." in s:
-        s = s.rstrip("0").rstrip(".")
-    return "0" if s in ("-0", "") else s
+    return s[1:] if s.startswith("-") and float(s) == 0 else s
 
 
-def _scaled(x: float, unit: str) -> float:
-    return x if unit == "us" else x / 1e6
+#: pal unit -> (shown unit, divisor, decimals)
+DISPLAY = {"pps": ("Mpps", 1e6, 2), "cps": ("Mcps", 1e6, 2), "us": ("us", 1.0, 1)}
+
+
+def _display(unit: str) -> tuple[str, float, int]:
+    return DISPLAY.get(unit, (unit or "?", 1.0, 2))
 
 
 def _row(a: Alert) -> list[str]:
     ev = a.evidence
-    return [a.test_name, a.nic, a.frame_size, _num(_scaled(ev.trend, a.unit), 2), str(ev.runs),
+    _, div, digits = _display(a.unit)
+    return [a.test_name, a.nic, a.frame_size, _num(ev.trend / div, digits), str(ev.runs),
             _num(ev.long_term_change_pct, 1)]
+
+
+def plural(n: int, word: str) -> str:
+    """``1 test``, ``2 tests``."""
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _details(a: Alert, links: Links | None) -> list[str]:
+    """The indented lines under a row: where it changed, what changed with it, where to look."""
+    ev = a.evidence
+    dut = (a.suspect.dut if a.suspect else "dut").upper()
+    where = f"build {ev.first_bad_build}" + (f" (last good {ev.last_good_build})" if ev.last_good_build is not None else "")
+    what = [where]
+    vb, va = ev.dut_version_before, ev.dut_version_after
+    if vb and va and vb != va:
+        what.append(f"{dut} {vb} -> {va}")
+    elif va:
+        what.append(f"same {dut} {va}")
+    if ev.testbed_before and ev.testbed_after and ev.testbed_before != ev.testbed_after:
+        what.append(f"testbed {ev.testbed_before} -> {ev.testbed_after}")
+    if ev.restores_build is not None:
+        what.append(f"back to the level before build {ev.restores_build}")
+    out = ["    " + ", ".join(what)]
+    sr = a.suspect
+    if sr is not None and sr.verdict != "unknown":
+        line = f"    suspect: {sr.summary}"
+        if sr.url:
+            line += f" {sr.url}"
+        out.append(line)
+    page = links.series(a.key) if links is not None else None
+    if page:
+        out.append(f"    graph: {page}")
+    if a.bisect is not None:
+        out.append(f"    bisect: {a.bisect.comment}")
+    return out
 
 
 _RIGHT = (False, False, False, True, True, True)
@@ -138,7 +183,7 @@ def _sort_key(a: Alert) -> tuple:
 
 
 def changes_text(alerts: list[Alert], blocks: list[JobBlock], kind: str, *, only_new: bool = False,
-                 job: str | None = None, groups: list[AlertGroup] | None = None) -> str:
+                 job: str | None = None, groups: list[AlertGroup] | None = None, links: Links | None = None) -> str:
     """``trending-<kind>s.txt`` (all jobs) or, with ``job`` and ``only_new``, the per-job file.
 
     The per-job text is empty when the job has no new unacked change of ``kind``.
@@ -148,28 +193,35 @@ def changes_text(alerts: list[Alert], blocks: list[JobBlock], kind: str, *, only
                and (job is None or a.key.job == job) and (not only_new or a.status == NEW)]
     if job is not None and only_new and not current:
         return ""
-    sections: list[tuple[str, list]] = []  # (header or marker, rows)
-    all_rows: list[list[str]] = []
+    sections: list[tuple[str, list[tuple[list[str], list[Alert]]]]] = []
     for blk in blocks:
         if job is not None and blk.job != job:
             continue
         mine = [a for a in current if a.key.job == blk.job and a.test_set == blk.test_set]
         if job is not None and not mine:
             continue
-        new = [_row(a) for a in sorted((a for a in mine if a.status == NEW), key=_sort_key)]
-        old = [_row(a) for a in sorted((a for a in mine if a.status == ONGOING), key=_sort_key)]
-        all_rows += new + old
-        sections.append((f"{blk.test_set}, {blk.header_tail}", [("rows", new), ("before", old)]))
+        parts: list[tuple[list[str], list[Alert]]] = []
+        for status, marker in ((NEW, None), (ONGOING, "Reported before:")):
+            group = sorted((a for a in mine if a.status == status), key=_sort_key)
+            units = sorted({_display(a.unit)[0] for a in group}, key=lambda u: (u != "Mpps", u))
+            for i, unit in enumerate(units):
+                head = [marker] if marker and i == 0 else []
+                if unit != "Mpps":
+                    head.append(f"Trend[{unit}]:")
+                parts.append((head, [a for a in group if _display(a.unit)[0] == unit]))
+        sections.append((f"{blk.test_set}, {blk.header_tail}", parts))
+    all_rows = [_row(a) for _, parts in sections for _, rows in parts for a in rows]
     aligned = iter(_align(all_rows, _RIGHT))
     lines = [LEGEND, ""]
     for header, parts in sections:
         lines.append(header)
         if not any(rows for _, rows in parts):
             lines.append(f"No {word}")
-        for what, rows in parts:
-            if rows and what == "before":
-                lines.append("Reported before:")
-            lines += [next(aligned) for _ in rows]
+        for head, rows in parts:
+            lines += head
+            for a in rows:
+                lines.append(next(aligned))
+                lines += _details(a, links)
         lines.append("")
     if not sections:
         lines += [f"No {word}", ""]
@@ -183,11 +235,19 @@ def _footer(alerts: list[Alert], kind: str, groups: list[AlertGroup]) -> list[st
     alerting = {a.id for a in alerts if a.kind == kind and a.alerting}
     wide = [g for g in groups if g.kind == kind and g.scope == ALL_TESTBEDS and alerting.intersection(g.alerts)]
     if wide:
-        lines.append("Seen on every testbed at about the same time (points at the DUT or the infrastructure):")
+        lines.append("The same tests changed on every testbed at about the same time "
+                     "(points at the DUT or the infrastructure):")
         for g in sorted(wide, key=lambda g: (g.topo_arch, g.job, g.first_bad_build)):
             n = len(alerting.intersection(g.alerts))
-            lines.append(f"{g.topo_arch}: {n} test{'s' if n != 1 else ''} from build {g.first_bad_build} "
-                         f"(last good {g.last_good_build}), {g.dut_version_before} -> {g.dut_version_after}")
+            dut = "version"
+            if g.dut_version_before and g.dut_version_after and g.dut_version_before != g.dut_version_after:
+                dut = f"{g.dut_version_before} -> {g.dut_version_after}"
+            elif g.dut_version_after:
+                dut = f"same version {g.dut_version_after}"
+            else:
+                dut = "version unknown"
+            last_good = f" (last good {g.last_good_build})" if g.last_good_build is not None else ""
+            lines.append(f"{g.topo_arch}: {plural(n, 'test')} from build {g.first_bad_build}{last_good}, {dut}")
         lines.append("")
     back = sorted((a for a in alerts if a.kind == kind and a.state == RECOVERED and a.previous_state == ACTIVE), key=_sort_key)
     if back:
@@ -210,40 +270,50 @@ def _duration(seconds: object) -> str:
     if not math.isfinite(s):
         return "n/a"
     minutes = int(round(s / 60.0))
-    return f"{minutes // 60:02d}:{minutes % 60:02d}"
+    return f"{minutes // 60} h {minutes % 60:02d} min"
 
 
 def failed_tests_text(results: list[SeriesResult], samples: pd.DataFrame | None, blocks: list[JobBlock],
                       facts: BuildFacts, links: Links) -> str:
-    """``trending-failed-tests.txt``: the last build's failed tests per (test set, job)."""
+    """``trending-failed-tests.txt``: the last build's failed tests per (test set, job).
+
+    The counts in a header are those of the set's own tests in that build (a job whose tests
+    two sets share gets two consistent headers); without samples, the build's totals.
+    """
     sets_of: dict[tuple[str, str], str] = {}
     attrs_of: dict[tuple[str, str], dict] = {}
     for r in results:
         sets_of.setdefault((r.key.job, r.key.test_id), r.test_set)
         attrs_of.setdefault((r.key.job, r.key.test_id), r.attrs)
-    fails = pd.DataFrame()
-    if samples is not None and not samples.empty:
-        fails = samples[samples["status"].astype("string") == "FAIL"]
+    have = samples is not None and not samples.empty
     lines: list[str] = []
     for blk in blocks:
         rows = []
-        if not fails.empty and blk.build is not None:
-            mine = fails[(fails["job"].astype("string") == blk.job) & (fails["build"] == blk.build)]
-            mine = mine.sort_values(["test_id", "metric"], kind="stable").drop_duplicates("test_id")
-            for rec in mine.to_dict("records"):
+        counted = False
+        passed_n = 0
+        if have and blk.build is not None:
+            mine = samples[(samples["job"].astype("string") == blk.job) & (samples["build"] == blk.build)]
+            mine = mine[[sets_of.get((blk.job, str(t))) == blk.test_set for t in mine["test_id"]]]
+            status = mine.groupby("test_id")["status"].agg(lambda s: "FAIL" if (s.astype("string") == "FAIL").any()
+                                                           else "PASS")
+            counted = not status.empty
+            passed_n = int((status == "PASS").sum())
+            fails = mine[mine["status"].astype("string") == "FAIL"]
+            fails = fails.sort_values(["test_id", "metric"], kind="stable").drop_duplicates("test_id")
+            for rec in fails.to_dict("records"):
                 tid = str(rec["test_id"])
-                if sets_of.get((blk.job, tid)) != blk.test_set:
-                    continue
                 attrs = attrs_of.get((blk.job, tid), {})
                 msg = "" if rec.get("message") is None or pd.isna(rec.get("message")) else str(rec["message"])
                 rows.append((short_test_name(tid, "mrr"), str(_pick(rec, attrs, "nic")), str(_pick(rec, attrs, "frame_size")), msg))
-        failed = facts.get(blk.job, blk.build, "failed")
-        passed = facts.get(blk.job, blk.build, "passed")
-        failed = len(rows) if failed is None else int(failed)
-        passed = "n/a" if passed is None else int(passed)
+        if counted:
+            failed, passed = len(rows), passed_n
+        else:
+            f, p = facts.get(blk.job, blk.build, "failed"), facts.get(blk.job, blk.build, "passed")
+            failed, passed = (len(rows) if f is None else int(f)), (None if p is None else int(p))
+        passed_text = "n/a tests passed" if passed is None else f"{plural(passed, 'test')} passed"
         duration = _duration(facts.get(blk.job, blk.build, "duration_s"))
-        head_tail = blk.header_tail
-        lines.append(f"{blk.test_set}, {failed} tests failed, {passed} tests passed, duration: {duration}, {head_tail}")
+        lines.append(f"{blk.test_set}, {plural(failed, 'test')} failed, {passed_text}, duration: {duration}, "
+                     f"{blk.header_tail}")
         lines += _failure_lines(rows)
         lines.append("")
     return plain("\n".join(lines).rstrip("\n") + "\n") if lines else "No failed tests\n"
@@ -275,5 +345,5 @@ def _failure_lines(rows: list[tuple[str, str, str, str]]) -> list[str]:
         first = _SPACE.sub(" ", shown).strip()
         if len(first) > MESSAGE_CHARS:
             first = first[: MESSAGE_CHARS - 3] + "..."
-        out.append(f"[{n}] {len(groups[k])} test{'s' if len(groups[k]) != 1 else ''}: {first or '(no message)'}")
+        out.append(f"[{n}] {plural(len(groups[k]), 'test')}: {first or '(no message)'}")
     return out

@@ -66,9 +66,9 @@ def write_alert_outputs(out_dir: Path, alerts: list[Alert], results: list[Series
 
     groups = group_alerts(alerts, results)
     put("trending-regressions", alerts_dir / "trending-regressions.txt",
-        lambda: text.changes_text(alerts, blocks, "regression", groups=groups))
+        lambda: text.changes_text(alerts, blocks, "regression", groups=groups, links=links))
     put("trending-progressions", alerts_dir / "trending-progressions.txt",
-        lambda: text.changes_text(alerts, blocks, "progression", groups=groups))
+        lambda: text.changes_text(alerts, blocks, "progression", groups=groups, links=links))
     put("trending-failed-tests", alerts_dir / "trending-failed-tests.txt",
         lambda: text.failed_tests_text(results, samples, blocks, facts, links))
     wanted = set()
@@ -77,7 +77,8 @@ def write_alert_outputs(out_dir: Path, alerts: list[Alert], results: list[Series
             name = job_file_name(word, job)
             wanted.add(name)
             put(name[:-4], alerts_dir / name,
-                lambda kind=kind, job=job: text.changes_text(alerts, blocks, kind, only_new=True, job=job))
+                lambda kind=kind, job=job: text.changes_text(alerts, blocks, kind, only_new=True, job=job,
+                                                                links=links))
     if alerts_dir.is_dir():
         for stale in sorted(alerts_dir.iterdir()):
             if _PER_JOB.match(stale.name) and stale.name not in wanted:

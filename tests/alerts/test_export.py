@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pal.alerts.export import EXPORT_COLUMNS, csv_bytes, series_frame, write_csv
-from tests.alerts.factory import ALT, ICX, builds_for, make_result
+from tests.alerts.factory import ALT, ICX, builds_for, make_result, version_of
 
 TEXT = ("job", "test_id", "metric", "test_set", "topo_arch", "nic", "frame_size", "cores", "testbed",
         "dut_version", "group_label", "label")
@@ -67,11 +67,11 @@ def test_small_export_pinned_bytes():
         "job,test_id,metric,test_set,topo_arch,nic,frame_size,cores,build,build_time,testbed,dut_version,"
         "value,stdev,trend,group,group_label,label\n"
         f"{ICX},tests.s.64b-1c-x-mrr,mrr,mrr-daily,2n-icx,25ge2p1xxv710,64B,1C,7,2022-01-01T03:00:00Z,"
-        "2n-icx-tb2,22.02-rc0~7-g88a9c0e02~b707,10.0,,10.0,0,normal,normal\n"
+        f"2n-icx-tb2,{version_of(7)},10.0,,10.0,0,normal,normal\n"
         f"{ICX},tests.s.64b-1c-x-mrr,mrr,mrr-daily,2n-icx,25ge2p1xxv710,64B,1C,8,2022-01-02T03:00:00Z,"
-        "'=cmd|' /C calc'!A0,22.02-rc0~8-g88a9c0e02~b708,,,,,,missing\n"
+        f"'=cmd|' /C calc'!A0,{version_of(8)},,,,,,missing\n"
         f"{ICX},tests.s.64b-1c-x-mrr,mrr,mrr-daily,2n-icx,25ge2p1xxv710,64B,1C,9,2022-01-03T03:00:00Z,"
-        "2n-icx-tb2,22.02-rc0~9-g88a9c0e02~b709,8.5,,8.5,1,regression,regression\n"
+        f"2n-icx-tb2,{version_of(9)},8.5,,8.5,1,regression,regression\n"
     )
 
 

@@ -175,4 +175,4 @@ def test_empty_run_and_missing_builds_table(tmp_path):
     paths = write_alert_outputs(tmp_path / "nobuilds", alerts, rs, None, None, spec, RunReport())
     lines = paths["trending-regressions"].read_text().splitlines()
     assert lines[2] == f"mrr-daily, CSIT build: https://jenkins.fd.io/job/{ICX}/120, DUT version: unknown"
-    assert lines[3].split() == ["2t1c-ethip4-ip4base-mrr", "25ge2p1xxv710", "64B", "27", "1", "-10"]
+    assert lines[3].split() == ["2t1c-ethip4-ip4base-mrr", "25ge2p1xxv710", "64B", "27.00", "1", "-10.0"]

@@ -5,7 +5,9 @@ Regenerate after an intended layout change with ``PAL_UPDATE_GOLDEN=1`` and revi
 
 from __future__ import annotations
 
+import math
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -13,8 +15,9 @@ import pytest
 from pal.alerts import alert_id, build_alerts, write_alert_outputs
 from pal.alerts.text import LEGEND, mask_ipv4, normalise_message
 from pal.report import RunReport
-from tests.alerts.factory import ALT, ICX, builds_for, make_spec, samples_for
-from tests.alerts.scenario import MESSAGES, run_results
+from pal.spec import AlertFilters, TestSet
+from tests.alerts.factory import ALT, ICX, builds_for, decide, flat, make_result, make_spec, samples_for, version_of
+from tests.alerts.scenario import IP6_SUITE, MESSAGES, run_results
 from tests.alerts.test_build import ACKED_KEY
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -90,7 +93,7 @@ def test_stale_per_job_file_is_removed(tmp_path):
 
 def test_no_regressions_line_for_quiet_job(two_runs):
     text = two_runs[0]["trending-progressions"].read_text()
-    block = text.split(f"{ALT}/120, VPP version: 22.02-rc0~120-g88a9c0e02~b820\n", 1)[1]
+    block = text.split(f"{ALT}/120, VPP version: {version_of(120)}\n", 1)[1]
     assert block.splitlines()[0] == "No progressions"
 
 
@@ -113,3 +116,81 @@ def test_failed_tests_text_masks_every_address(two_runs):
     text = two_runs[0]["trending-failed-tests"].read_text()
     assert "10.30.51" not in text
     assert "[1] 2 tests: Traffic generator on x.x.x.x timed out after 120 s" in text
+
+
+def _shared_job_run(out: Path, site_url: str | None = "https://jenkins.fd.io/job/pal-pa/lastSuccessfulBuild/artifact/site"):
+    """Two test sets share the ICX job: "ip4" (an MRR regression, a latency regression and a
+    test that fails in the last build) and "l2" (nothing wrong), plus an unrelated L2 regression
+    on ALT: a different test, so not "every testbed"."""
+    ndr_suite = "tests.vpp.perf.ip4.2n1l-25ge2p1xxv710-ethip4-ip4base-ndrpdr"
+    l2_suite = "tests.vpp.perf.l2.2n1l-25ge2p1xxv710-eth-l2xcbase-mrr"
+    results = [
+        make_result(flat(30e6, 20, 0.1e6) + [27e6, 27e6], (20,), test_set="ip4"),
+        make_result(flat(10.0, 20, 0.2) + [14.0, 14.0], (20,), metric="latency_pdr50_d1", test_set="ip4",
+                    name="64b-2t1c-ethip4-ip4base-ndrpdr", suite=ndr_suite),
+        make_result(flat(20e6, 21, 0.1e6) + [math.nan], (), test_set="ip4", name="64b-1c-ethip6-ip6base-mrr",
+                    suite=IP6_SUITE),
+        make_result(flat(12e6, 22, 0.1e6), (), test_set="l2", name="64b-2t1c-eth-l2xcbase-mrr", suite=l2_suite),
+        make_result(flat(12e6, 20, 0.1e6) + [10e6, 10e6], (20,), job=ALT, test_set="l2",
+                    name="64b-2t1c-eth-l2xcbase-mrr", suite=l2_suite, nic="100ge2p1cx6"),
+    ]
+    spec = make_spec()
+    spec = replace(spec, test_sets=[TestSet("ip4", alert_filters=AlertFilters(0.0, 1)),
+                                    TestSet("l2", alert_filters=AlertFilters(0.0, 1))],
+                   outputs=replace(spec.outputs, site_url=site_url))
+    results = decide(results, spec)
+    builds = builds_for(results, {(ICX, 121): 1})
+    samples = samples_for(results, {("64b-1c-ethip6-ip6base-mrr", 121): "Traffic generator on 10.30.51.45 timed out"})
+    alerts = build_alerts(results, builds, samples, spec)
+    return alerts, write_alert_outputs(out, alerts, results, builds, samples, spec, RunReport())
+
+
+@pytest.mark.parametrize("name,golden", [
+    ("trending-regressions", "shared-trending-regressions.txt"),
+    ("trending-failed-tests", "shared-trending-failed-tests.txt"),
+])
+def test_two_test_sets_sharing_a_job_and_latency_golden(tmp_path, name, golden):
+    _check(_shared_job_run(tmp_path)[1][name], golden)
+
+
+def test_two_test_sets_sharing_a_job_count_their_own_tests(tmp_path):
+    text = _shared_job_run(tmp_path)[1]["trending-failed-tests"].read_text()
+    heads = [line for line in text.splitlines() if "tests passed" in line or "test passed" in line]
+    # ip4 holds 3 tests (1 failed), l2 on ICX 1 test, l2 on ALT 1 test: never "1 tests", never a
+    # header that says a test failed above "No failed tests"
+    assert [h.split(", duration")[0] for h in heads] == [
+        "ip4, 1 test failed, 2 tests passed", "l2, 0 tests failed, 1 test passed", "l2, 0 tests failed, 1 test passed"]
+    assert "1 tests" not in text
+
+
+def test_latency_rows_are_in_their_own_unit_with_details_and_a_link(tmp_path):
+    alerts, paths = _shared_job_run(tmp_path)
+    text = paths["trending-regressions"].read_text()
+    assert "Trend[us]:" in text
+    lat = next(line for line in text.splitlines() if line.startswith("2t1c-ethip4-ip4base-ndrpdr-latency_pdr50_d1"))
+    assert lat.split()[-3:] == ["14.0", "2", "40.0"]  # µs with one decimal, +40 %
+    mrr = next(line for line in text.splitlines() if line.startswith("2t1c-ethip4-ip4base-mrr "))
+    assert mrr.split()[-3] == "27.00"
+    key = next(a.key for a in alerts if a.key.metric == "mrr" and a.key.job == ICX)
+    assert f"    graph: https://jenkins.fd.io/job/pal-pa/lastSuccessfulBuild/artifact/site/s/{key.slug()}.html" in text
+    # two different tests on two testbeds: no "every testbed" claim
+    assert "every testbed" not in text
+
+
+def test_every_testbed_only_for_the_same_test_and_not_once_acked(tmp_path):
+    """The same test regressing on ICX and ALT at the same build is "every testbed"; once the
+    ALT one is acknowledged it is not, and equal versions are printed as such."""
+    same = [make_result(flat(30e6, 20, 0.1e6) + [27e6], (20,)),
+            make_result(flat(30e6, 20, 0.1e6) + [27e6], (20,), job=ALT, nic="10ge2p1x710")]
+    spec = make_spec()
+    builds = builds_for(same)
+    builds["dut_version"] = "22.02-rc0~508-g88a9c0e02~b851"
+    alerts = build_alerts(same, builds, samples_for(same), spec)
+    text = write_alert_outputs(tmp_path / "a", alerts, same, builds, None, spec, RunReport())["trending-regressions"]
+    body = text.read_text()
+    assert "The same tests changed on every testbed" in body
+    assert "same version 22.02-rc0~508-g88a9c0e02~b851" in body and "-> 22.02" not in body
+    alt = next(a for a in alerts if a.key.job == ALT)
+    acked = build_alerts(same, builds, samples_for(same), spec, None, {alt.id: "known"})
+    body = write_alert_outputs(tmp_path / "b", acked, same, builds, None, spec, RunReport())["trending-regressions"]
+    assert "every testbed" not in body.read_text()
