@@ -159,8 +159,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     sp = sub.add_parser(
         "bisect", help="from an alert to its culprit: CSIT bisect trigger, and a bisect's results read back",
-        description="Start and read CSIT's bisect of a VPP change (see docs/bisect.md).")
-    bisect = sp.add_subparsers(dest="bisect_command", metavar="ACTION", required=True)
+        description="Start and read CSIT's bisect of a VPP change (see docs/bisect.md).",
+        epilog="examples:\n  pal bisect request 3f2a9c01b7de --out out\n  pal bisect classify archives/")
+    bisect = sp.add_subparsers(dest="bisect_command", metavar="ACTION", required=True,
+                               help="request: the bisect trigger of an alert; classify: read a bisect job's results")
     rq = bisect.add_parser(
         "request", parents=[common], formatter_class=argparse.RawDescriptionHelpFormatter,
         help="print (or post) the CSIT bisect trigger of one alert",

@@ -348,7 +348,8 @@ def page_digests(results: list[SeriesResult], alerts: list[AlertView] | None = N
         h.update(json.dumps(sorted((k, np.ascontiguousarray(v).tobytes().hex()) for k, v in r.bands.items())).encode())
         h.update(json.dumps([r.detector, r.verdict, r.direction], default=str).encode())
         h.update(json.dumps(r.attrs, sort_keys=True, default=str).encode())
-        shown = sorted((a.id, a.kind, a.state, a.status, a.acked, a.ack_reason or "", a.ack_snippet, a.change_pct,
+        # what the page shows of each alert (not its status: new turns ongoing on every rerun)
+        shown = sorted((a.id, a.kind, a.state, a.acked, a.ack_reason or "", a.ack_snippet,
                         a.suspect_verdict, a.suspect_summary, a.suspect_url or "", a.bisect_comment or "")
                        for a in by_key.get(r.key, ()))
         h.update(json.dumps(shown).encode())
