@@ -100,6 +100,21 @@ METRICS_OF_TYPE: dict[str, tuple[str, ...]] = {
 TYPE_OF_KIND = {"mrr": "MRR", "cps": "CPS", "ndrpdr": "NDRPDR", "soak": "SOAK"}
 
 
+#: Rate metrics whose unit follows the transaction type: cps for CPS tests, pps otherwise.
+_RATE_METRICS = frozenset({"ndr", "pdr", "soak"})
+
+
+def unit_of(metric: str, default: str, tags: Iterable[str]) -> str:
+    """The unit of a metric for a test: ``cps`` for the rate metrics of TCP_CPS/UDP_CPS tests, else ``default``.
+
+    A failed CPS test has no message to tell its unit; its NaN rows still carry the unit its
+    passing runs have, so that one series never mixes two units.
+    """
+    if metric in _RATE_METRICS and any(t.upper() in ("TCP_CPS", "UDP_CPS") for t in tags):
+        return "cps"
+    return default
+
+
 def driver_of(tags: Iterable[str]) -> str | None:
     """DRV_AVF -> avf, DRV_VFIO_PCI -> vfio-pci, DRV_RDMA_CORE -> rdma-core."""
     for t in tags:
