@@ -7,7 +7,8 @@ single files. This module yields ``Member(name, data)`` for each ``*.info.json``
 and reports what it refuses; it never extracts anything to disk.
 
 Bounds (the same guarantees as the output.xml path):
-- tar archives are read as a stream (``r|*``): one member in memory at a time;
+- tar archives are read as a stream: one member in memory at a time, and the compressed stream
+  to its end (a cut archive is an error even when the cut falls after a whole member);
 - a member larger than ``max_member`` is refused; the sum of member sizes read is capped by
   ``max_bytes`` (a decompression bomb stops the build with a ParseError);
 - absolute names, ``..`` parts, links and device files are refused: nothing outside the
@@ -16,21 +17,26 @@ Bounds (the same guarantees as the output.xml path):
 
 from __future__ import annotations
 
+import bz2
+import gzip
+import lzma
 import os
 import stat
 import tarfile
 import zipfile
 import zlib
 from collections.abc import Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import BinaryIO
 
 from pal.errors import ParseError
 
 SUFFIX = ".info.json"
 #: Cap on one ``*.info.json`` (CSIT's are a few KiB; telemetry makes some reach a few MiB).
 DEFAULT_MAX_MEMBER = 64 * 1024**2
-_DECOMPRESS_ERRORS = (OSError, EOFError, tarfile.TarError, zipfile.BadZipFile, zlib.error)
+_DECOMPRESS_ERRORS = (OSError, EOFError, tarfile.TarError, zipfile.BadZipFile, zlib.error, lzma.LZMAError)
 
 
 @dataclass(frozen=True)
@@ -206,10 +212,26 @@ def _zip_members(p: Path, name: str, build: int | str | None, budget: _Budget,
         raise ParseError(name, f"damaged zip archive: {exc}", build) from None
 
 
+def _decompressed(raw: BinaryIO, stack: ExitStack) -> BinaryIO:
+    """The tar stream inside gzip / xz / bzip2 (by magic bytes), or the file itself; read in order only."""
+    head = raw.read(8)
+    raw.seek(0)
+    if head.startswith(b"\x1f\x8b"):
+        return stack.enter_context(gzip.GzipFile(fileobj=raw, mode="rb"))
+    if head.startswith(b"\xfd7zXZ\x00"):
+        return stack.enter_context(lzma.LZMAFile(raw, mode="rb"))
+    if head.startswith(b"BZh"):
+        return stack.enter_context(bz2.BZ2File(raw, mode="rb"))
+    return raw
+
+
 def _tar_members(p: Path, name: str, build: int | str | None, budget: _Budget,
                  max_member: int) -> Iterator[Member | Refused]:
     try:
-        with tarfile.open(p, mode="r|*") as tf:
+        with ExitStack() as stack:
+            raw = stack.enter_context(open(p, "rb"))
+            stream = _decompressed(raw, stack)
+            tf = stack.enter_context(tarfile.open(fileobj=stream, mode="r|"))
             for info in tf:
                 if not is_uti_name(info.name) or info.isdir():
                     continue
@@ -226,5 +248,9 @@ def _tar_members(p: Path, name: str, build: int | str | None, budget: _Budget,
                 fh = tf.extractfile(info)
                 data = fh.read(max_member + 1) if fh is not None else b""
                 yield _one(member, data if len(data) <= max_member else None, budget, max_member)
+            # The tar end marker can come before a cut: read the compressed stream to its end so
+            # that a truncated or corrupt archive is an error, not a build with tests missing.
+            while chunk := stream.read(1 << 20):
+                budget.take(len(chunk))
     except _DECOMPRESS_ERRORS as exc:
         raise ParseError(name, f"damaged tar archive: {exc}", build) from None

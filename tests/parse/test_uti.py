@@ -256,10 +256,12 @@ def test_size_caps(run, tmp_path):
 
 def test_damaged_and_empty_archives(run, tmp_path):
     archive = _tar(run[1], tmp_path / "r.tar.gz")
-    cut = tmp_path / "cut.tar.gz"
-    cut.write_bytes(archive.read_bytes()[: archive.stat().st_size // 2])
-    with pytest.raises(ParseError, match="damaged tar archive"):
-        parse_build(cut, JOB, 5)
+    data = archive.read_bytes()
+    for n in range(1, 40):  # every cut, whether it falls inside a member or after the last one
+        cut = tmp_path / f"cut{n}.tar.gz"
+        cut.write_bytes(data[: len(data) * n // 40])
+        with pytest.raises(ParseError, match="damaged"):
+            parse_build(cut, JOB, 5)
     empty = tmp_path / "empty"
     (empty / "x").mkdir(parents=True)
     (empty / "x" / "notes.txt").write_text("hi")
