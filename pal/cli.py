@@ -56,10 +56,11 @@ def build_parser() -> argparse.ArgumentParser:
     sp = sub.add_parser("download", help="fetch the builds' output.xml files named by the spec")
     with_spec(sp)
 
-    sp = sub.add_parser("parse", help="print or write the samples that output.xml files hold")
-    sp.add_argument("files", nargs="+", type=Path, help="output.xml[.gz|.xz|.zip] files")
-    sp.add_argument("--job", help="job name (default: taken from the path)")
-    sp.add_argument("--build", type=int, help="build number (default: taken from the path)")
+    sp = sub.add_parser("parse", help="print or write the samples that builds' results hold")
+    sp.add_argument("files", nargs="+", type=Path, metavar="PATH",
+                    help="output.xml[.gz|.xz|.bz2|.zip], *.info.json, or a directory/.tar.gz/.zip of UTI JSON")
+    sp.add_argument("--job", help="job name (default: from a <job>/<build>/... path, else empty)")
+    sp.add_argument("--build", type=int, help="build number (default: from a <job>/<build>/... path, else empty)")
     sp.add_argument("--format", choices=["csv", "json", "parquet"], default="csv")
     sp.add_argument("--output", "-o", type=Path, help="write here instead of stdout (required for parquet)")
     sp.add_argument("--spec", type=Path, help="take testbed map, renames and ignore list from this spec")
