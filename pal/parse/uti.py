@@ -55,12 +55,13 @@ from pal.parse.archive import DEFAULT_MAX_BYTES
 from pal.parse.build import ParseResult, samples_frame, sample_row
 from pal.parse.identity import METRICS_OF_TYPE, TYPE_OF_KIND, apply_rename_ignore, attrs_of, normalise_id
 from pal.parse.messages import INVALID_LATENCY, Measured, _trials_measured
-from pal.parse.uti_archive import DEFAULT_MAX_MEMBER, Member, Refused, iter_members
+from pal.parse.uti_archive import DEFAULT_MAX_MEMBER, Member, Refused, iter_members, member_base
 from pal.report import Problem
 
 #: The model major version this reader understands.
 MAJOR = 1
-SUITE_FILES = ("setup.info.json", "teardown.info.json")
+#: Suite files (never tests); CSIT's ETL also skips ``suite.info.json`` and the ``*.output.info.json`` forms.
+SUITE_FILES = tuple(f"{stem}{mid}.info.json" for stem in ("setup", "teardown", "suite") for mid in ("", ".output"))
 _FRAME_PREFIX = re.compile(r"^((?:tc\d+-)?)(\d+b|imix)(?=-)")
 
 
@@ -235,7 +236,7 @@ def parse_uti_build(path: str | Path, job: str, build: int, *, testbeds: Mapping
         doc = _document(item, b, file, build)
         if doc is None:
             continue
-        base = PurePosixPath(item.name).name.lower()
+        base = member_base(item.name).lower()
         if base in SUITE_FILES:
             why = suite_schema.problem(doc)
             if why:
@@ -287,9 +288,9 @@ def _document(item: Member, b: _Build, file: str, build: int) -> dict[str, Any] 
 def _suite_facts(member: str, base: str, doc: Mapping[str, Any], b: _Build) -> None:
     depth = len(PurePosixPath(member).parts)
     end, start = _time(doc.get("end_time")), _time(doc.get("start_time"))
-    if base == "teardown.info.json" and end:
+    if base.startswith("teardown.") and end:
         b.ends.append((depth, end))
-    if base == "setup.info.json" and start:
+    if base.startswith("setup.") and start:
         b.starts.append((depth, start))
     b.saw_times(doc)
     hosts = doc.get("hosts")

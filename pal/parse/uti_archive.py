@@ -56,7 +56,15 @@ class Refused:
 
 
 def is_uti_name(name: str) -> bool:
-    return name.lower().endswith(SUFFIX)
+    """``*.info.json``, or ``*.info.json.gz`` as the log server keeps each file."""
+    low = name.lower()
+    return low.endswith(SUFFIX) or low.endswith(SUFFIX + ".gz")
+
+
+def member_base(name: str) -> str:
+    """The file name without the log server's ``.gz`` (``setup.info.json.gz`` -> ``setup.info.json``)."""
+    base = PurePosixPath(name).name
+    return base[:-3] if base.lower().endswith(".gz") else base
 
 
 def safe_member_name(name: str) -> str | None:
@@ -147,9 +155,27 @@ class _Budget:
 def _one(member: str, data: bytes | None, budget: _Budget, max_member: int) -> Member | Refused:
     if data is None:
         return Refused(member, f"larger than the cap of {max_member} bytes per file")
+    if member.lower().endswith(".gz"):
+        try:
+            data = _gunzip(data, max_member)
+        except (OSError, EOFError, zlib.error) as exc:
+            return Refused(member, f"damaged gzip data: {exc}")
+        if data is None:
+            return Refused(member, f"decompresses to more than the cap of {max_member} bytes per file")
     budget.take(len(data))
     budget.members += 1
     return Member(member, data)
+
+
+def _gunzip(data: bytes, max_member: int) -> bytes | None:
+    """One gzip'd member, decompressed up to the cap (None beyond it); a cut stream raises EOFError."""
+    d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    out = d.decompress(data, max_member + 1)
+    if len(out) > max_member:
+        return None
+    if not d.eof:
+        raise EOFError("compressed data ends before the end-of-stream marker")
+    return out
 
 
 def _read_file(p: Path, name: str, build: int | str | None, max_member: int) -> bytes | None:
