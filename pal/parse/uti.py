@@ -1,4 +1,4 @@
-"""CSIT's UTI JSON results (``*.info.json``, model major version 1) -> the same samples as output.xml.
+"""CSIT's UTI JSON results (``*.info.json[.gz]``, model major version 1) -> the same samples as output.xml.
 
 Since 2022 CSIT's performance jobs also write every test's result as one JSON file (the
 "unified test interface" model, 1.5.1 today; CSIT-FORMATS.md §8). This reader turns one
@@ -22,6 +22,9 @@ Decisions:
   hosts, never tests. Build time = the end time of the top-most suite teardown (the last
   thing CSIT writes), else the latest end time of any file; the output.xml path uses the top
   suite's end time, the same moment.
+- The suite part of ``test_id`` has CSIT's ``_`` for each space of Robot's suite name (Robot
+  itself turned the ``_`` of directory and file names into those spaces: ``ip4_tunnels`` ->
+  ``Ip4 Tunnels``); pal turns them back, so the id equals the output.xml one.
 - The test name is the last part of ``test_id`` (lower case in UTI); its frame-size prefix
   gets CSIT's case back (``64b-`` -> ``64B-``, ``imix-`` -> ``IMIX-``), which is how every
   CSIT test name is written, so ``test_name`` equals the output.xml one.
@@ -310,12 +313,13 @@ def testbed_of(hosts: Sequence[str] | None, testbeds: Mapping[str, str] | None) 
 
 def _rows_of(member: str, doc: Mapping[str, Any], b: _Build) -> list[dict[str, Any]]:
     tags = tuple(doc["tags"])
-    tid = normalise_id(doc["test_id"], tags)
+    suite, _, _ = doc["test_id"].rpartition(".")
+    suite = suite.replace("_", " ")  # CSIT wrote SUITE_NAME's spaces as "_"; Robot made them from "_"
+    name = test_name_of(doc["test_id"])
+    tid = normalise_id(f"{suite}.{name}", tags)
     test_id = apply_rename_ignore(tid.value, b.rename, b.ignore)
     if test_id is None:
         return []
-    suite, _, _ = doc["test_id"].rpartition(".")
-    name = test_name_of(doc["test_id"])
     status = "PASS" if doc["passed"] else "FAIL"
     message = doc["message"]
     if tid.problem:

@@ -41,6 +41,7 @@ NDR_CPS, PDR_CPS = 412345.5, 420000.25
 SOAK_LOWER, SOAK_UPPER = 9000001.0, 9500001.0
 FAIL_MESSAGE = "Traffic generator did not start"
 
+AREA_WITH_SPACE = "ip4_tunnels"
 SUITE_NAME_MRR = "2n1l-25ge2p1xxv710-ethip4-ip4base-mrr"
 SUITE_NAME_NDR = "2n1l-25ge2p1xxv710-ethip4-ip4base-ndrpdr"
 
@@ -244,9 +245,11 @@ def run_csit_today(root: Path) -> tuple[Path, Path]:
     top = root / "tests"
     leaf = top / "vpp" / "perf" / "ip4"
     leaf.mkdir(parents=True, exist_ok=True)
+    tunnels = top / "vpp" / "perf" / AREA_WITH_SPACE  # Robot names this suite "Ip4 Tunnels", CSIT's UTI "ip4_tunnels"
+    tunnels.mkdir(parents=True, exist_ok=True)
     (top / "__init__.robot").write_text(INIT)
     (leaf / f"{SUITE_NAME_MRR}.robot").write_text(mrr_suite())
-    (leaf / f"{SUITE_NAME_NDR}.robot").write_text(ndrpdr_suite())
+    (tunnels / f"{SUITE_NAME_NDR}.robot").write_text(ndrpdr_suite())
     uti = root / "uti"
     out = root / "output.xml"
     old_tz = os.environ.get("TZ")

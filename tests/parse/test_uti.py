@@ -24,9 +24,10 @@ SUITE = "tests.vpp.perf.ip4."
 MRR_ID = SUITE + today.SUITE_NAME_MRR + ".64b-2t1c-ethip4-ip4base-mrr"
 CPS_MRR_ID = SUITE + today.SUITE_NAME_MRR + ".64b-2t1c-ethip4tcp-nat44ed-h262144-p63-s16515072-cps-mrr"
 FAIL_ID = SUITE + today.SUITE_NAME_MRR + ".64b-4t2c-ethip4-ip4base-mrr"
-NDR_ID = SUITE + today.SUITE_NAME_NDR + ".64b-2t1c-ethip4-ip4base-ndrpdr"
-CPS_NDR_ID = SUITE + today.SUITE_NAME_NDR + ".64b-2t1c-ethip4tcp-nat44ed-h262144-p63-s16515072-cps-ndrpdr"
-SOAK_ID = SUITE + today.SUITE_NAME_NDR + ".64b-2t1c-ethip4-ip4base-soak"
+NDR_SUITE = "tests.vpp.perf.ip4 tunnels."  # as Robot names the suite of directory ip4_tunnels
+NDR_ID = NDR_SUITE + today.SUITE_NAME_NDR + ".64b-2t1c-ethip4-ip4base-ndrpdr"
+CPS_NDR_ID = NDR_SUITE + today.SUITE_NAME_NDR + ".64b-2t1c-ethip4tcp-nat44ed-h262144-p63-s16515072-cps-ndrpdr"
+SOAK_ID = NDR_SUITE + today.SUITE_NAME_NDR + ".64b-2t1c-ethip4-ip4base-soak"
 
 
 @pytest.fixture(scope="module")
@@ -115,6 +116,7 @@ def test_one_run_written_both_ways_gives_identical_rows(run, tmp_path, container
 def test_every_file_the_suite_writes_matches_the_schema_under_both_engines(run):
     files = sorted(run[1].rglob("*.info.json"))
     assert len(files) == 6 + 6  # 6 tests; setup and teardown of the 3 suites that import the exporter
+    assert any("/ip4_tunnels/" in p.as_posix() for p in files)
     for engine in ("rs", "python"):
         tests = validator("uti_test_case.schema.json", engine)
         suites = validator("uti_suite.schema.json", engine)
