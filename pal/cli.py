@@ -85,6 +85,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--small", action="store_true", help="a small history for tests")
     sp.add_argument("--dialect", choices=["rf7", "rf4", "rf3"], default="rf7", help="Robot Framework output schema")
     sp.add_argument("--keyword-depth", type=int, default=0, help="nested keyword levels per test (TRACE-like size)")
+    sp.add_argument("--uti-jobs", default="csit-vpp-perf-mrr-daily-master-3n-alt", metavar="JOB[,JOB]",
+                    help="jobs written as CSIT UTI JSON (archives.tar.gz per build) instead of output.xml; '' for none")
 
     sp = sub.add_parser("store", help="inspect or maintain the history store")
     sp.add_argument("action", choices=["info", "vacuum", "export"])

@@ -23,8 +23,11 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def cmd_demo_data(args: argparse.Namespace) -> int:
     from pal.demo import generate
 
+    uti_jobs = [j for j in args.uti_jobs.split(",") if j]
     truth = generate(args.dir, seed=args.seed, small=args.small, builds=args.builds, tests=args.tests,
-                     dialect=args.dialect, keyword_depth=args.keyword_depth)
+                     dialect=args.dialect, keyword_depth=args.keyword_depth, uti_jobs=uti_jobs)
+    if uti_jobs:
+        log.info("demo: %s written as UTI JSON (archives.tar.gz per build)", ", ".join(uti_jobs))
     log.info("demo history written to %s: %s", args.dir, truth.summary())
     return 0
 
