@@ -108,11 +108,12 @@ def parse_build(path: str | Path, job: str, build: int, *, testbeds: Mapping[str
     return ParseResult(samples_frame(rows, meta), meta, ctx.problems)
 
 
-def samples_frame(rows: list[dict[str, Any]], meta: BuildMeta) -> pd.DataFrame:
-    """The samples table of one build: per-test rows plus the build-wide columns from ``meta``."""
-    if not rows:
+def samples_frame(rows: list[dict[str, Any]] | dict[str, list[Any]], meta: BuildMeta) -> pd.DataFrame:
+    """The samples table of one build: per-test rows (records, or columns of equal length) plus the
+    build-wide columns from ``meta``."""
+    if not rows or isinstance(rows, dict) and not next(iter(rows.values()), None):
         return empty_samples()
-    df = pd.DataFrame.from_records(rows)
+    df = pd.DataFrame(rows) if isinstance(rows, dict) else pd.DataFrame.from_records(rows)
     df["job"] = meta.job
     df["build"] = int(meta.build)
     df["build_time"] = pd.Timestamp(meta.build_time) if meta.build_time else pd.NaT

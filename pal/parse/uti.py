@@ -10,8 +10,8 @@ mixes both) trends as one series.
 Decisions:
 - Each file is validated against pal's own schema (``schemas/uti_test_case.schema.json``,
   written from CSIT's published schema facts; any 1.x version) before it is read. A file that
-  is not UTF-8, not JSON, has duplicate keys, NaN/Infinity, numbers beyond the float range,
-  absurd nesting, or does not match the schema is a per-file problem (report.json); the rest
+  is not UTF-8, not JSON, has duplicate keys, NaN/Infinity, numbers beyond the float range
+  (the schemas bound every number), absurd nesting, or does not match the schema is a per-file problem (report.json); the rest
   of the build is still read. A file of another major version stops the build (ParseError):
   its fields may mean something else.
 - Validation uses ``jsonschema_rs`` (the JSON Schema validator compiled from Rust, draft
@@ -49,14 +49,14 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from functools import lru_cache
 from importlib import resources
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 from pal.errors import ParseError
 from pal.model import METRICS, BuildMeta
 from pal.parse.archive import DEFAULT_MAX_BYTES
-from pal.parse.build import ParseResult, samples_frame, sample_row
-from pal.parse.identity import METRICS_OF_TYPE, TYPE_OF_KIND, apply_rename_ignore, attrs_of, normalise_id
+from pal.parse.build import ParseResult, samples_frame
+from pal.parse.identity import METRICS_OF_TYPE, TYPE_OF_KIND, apply_rename_ignore, attrs_of, normalise_id, unit_of
 from pal.parse.messages import INVALID_LATENCY, Measured, _trials_measured
 from pal.parse.uti_archive import DEFAULT_MAX_MEMBER, Member, Refused, iter_members, member_base
 from pal.report import Problem
@@ -81,18 +81,30 @@ def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def _float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise _Hostile(f"number {text[:30]}... beyond the float range")
-    return value
-
-
 def _constant(text: str) -> float:
     raise _Hostile(f"{text} is not JSON")
 
 
-_DECODER = json.JSONDecoder(object_pairs_hook=_pairs, parse_float=_float, parse_constant=_constant)
+# Numbers beyond the float range decode to inf; the schemas' bounds reject them (a per-number hook
+# would cost more than the rest of the decoding) and ``nonfinite`` names them in the problem.
+_DECODER = json.JSONDecoder(object_pairs_hook=_pairs, parse_constant=_constant)
+
+
+def nonfinite(node: Any, path: str = "") -> str | None:
+    """The path of the first number beyond the float range in a decoded document, or None."""
+    if isinstance(node, float):
+        return None if math.isfinite(node) else (path or "(top)")
+    if isinstance(node, dict):
+        items = node.items()
+    elif isinstance(node, list):
+        items = enumerate(node)
+    else:
+        return None
+    for k, v in items:
+        found = nonfinite(v, f"{path}/{k}" if path else str(k))
+        if found:
+            return found
+    return None
 
 
 def load_json(data: bytes) -> Any:
@@ -127,7 +139,10 @@ class _Validator:
     explain: Any  # callable(doc) -> str
 
     def problem(self, doc: Any) -> str | None:
-        return None if self.check(doc) else self.explain(doc)
+        if self.check(doc):
+            return None
+        where = nonfinite(doc)
+        return f"{where}: a number beyond the float range" if where else self.explain(doc)
 
 
 @lru_cache(maxsize=None)
@@ -231,7 +246,7 @@ def parse_uti_build(path: str | Path, job: str, build: int, *, testbeds: Mapping
     b = _Build(job, int(build), file, dict(rename or {}), patterns)
     test_schema = validator("uti_test_case.schema.json", engine)
     suite_schema = validator("uti_suite.schema.json", engine)
-    rows: list[dict[str, Any]] = []
+    rows = _Columns()
     for item in iter_members(path, build, max_bytes=max_bytes, max_member=max_member):
         if isinstance(item, Refused):
             b.warn(item.name, f"refused: {item.reason}")
@@ -241,7 +256,7 @@ def parse_uti_build(path: str | Path, job: str, build: int, *, testbeds: Mapping
             continue
         base = member_base(item.name).lower()
         if base in SUITE_FILES:
-            why = suite_schema.problem(doc)
+            why = suite_schema.problem(doc) or (f"{w}: a number beyond the float range" if (w := nonfinite(doc)) else None)
             if why:
                 b.warn(item.name, f"does not match the UTI suite schema: {why}")
                 continue
@@ -256,7 +271,7 @@ def parse_uti_build(path: str | Path, job: str, build: int, *, testbeds: Mapping
         b.versions.setdefault(doc["dut_type"].lower(), doc["dut_version"])
         if b.hosts is None:
             b.hosts = list(doc["hosts"])
-        rows.extend(_rows_of(item.name, doc, b))
+        _rows_of(item.name, doc, b, rows)
 
     build_time = min(b.ends)[1] if b.ends else b.any_end
     start_time = min(b.starts)[1] if b.starts else b.any_start
@@ -267,7 +282,7 @@ def parse_uti_build(path: str | Path, job: str, build: int, *, testbeds: Mapping
         duration_s=(build_time - start_time).total_seconds() if build_time and start_time else None,
         source_file=file,
     )
-    return ParseResult(samples_frame(rows, meta), meta, b.problems)
+    return ParseResult(samples_frame(rows.cols, meta), meta, b.problems)
 
 
 def _document(item: Member, b: _Build, file: str, build: int) -> dict[str, Any] | None:
@@ -289,7 +304,7 @@ def _document(item: Member, b: _Build, file: str, build: int) -> dict[str, Any] 
 
 
 def _suite_facts(member: str, base: str, doc: Mapping[str, Any], b: _Build) -> None:
-    depth = len(PurePosixPath(member).parts)
+    depth = member.count("/")
     end, start = _time(doc.get("end_time")), _time(doc.get("start_time"))
     if base.startswith("teardown.") and end:
         b.ends.append((depth, end))
@@ -311,15 +326,37 @@ def testbed_of(hosts: Sequence[str] | None, testbeds: Mapping[str, str] | None) 
     return ",".join(sorted(hosts))
 
 
-def _rows_of(member: str, doc: Mapping[str, Any], b: _Build) -> list[dict[str, Any]]:
-    tags = tuple(doc["tags"])
+_TEST_COLUMNS = ("test_id", "test_name", "suite", "nic", "frame_size", "cores", "threads_cores", "driver",
+                 "topology", "tags", "status")
+_ROW_COLUMNS = ("test_type", "metric", "unit", "value", "stdev", "trials", "message")
+
+
+class _Columns:
+    """The build's rows, column by column (a dict per row costs more than reading the file)."""
+
+    def __init__(self) -> None:
+        self.cols: dict[str, list[Any]] = {c: [] for c in _TEST_COLUMNS + _ROW_COLUMNS}
+
+    def add(self, base: tuple, test_type: str, metric: str, value: float, *, stdev: float = math.nan,
+            trials: list[float] | None = None, message: str = "", unit: str | None = None) -> None:
+        for col, v in zip(_TEST_COLUMNS, base):
+            self.cols[col].append(v)
+        if unit is None:
+            unit = unit_of(metric, METRICS[metric][0], base[9])
+        for col, v in zip(_ROW_COLUMNS, (test_type, metric, unit, value, stdev,
+                                         list(trials) if trials is not None else None, message)):
+            self.cols[col].append(v)
+
+
+def _rows_of(member: str, doc: Mapping[str, Any], b: _Build, out: _Columns) -> None:
+    tags = doc["tags"]
     suite, _, _ = doc["test_id"].rpartition(".")
     suite = suite.replace("_", " ")  # CSIT wrote SUITE_NAME's spaces as "_"; Robot made them from "_"
     name = test_name_of(doc["test_id"])
     tid = normalise_id(f"{suite}.{name}", tags)
     test_id = apply_rename_ignore(tid.value, b.rename, b.ignore)
     if test_id is None:
-        return []
+        return
     status = "PASS" if doc["passed"] else "FAIL"
     message = doc["message"]
     if tid.problem:
@@ -331,36 +368,31 @@ def _rows_of(member: str, doc: Mapping[str, Any], b: _Build) -> list[dict[str, A
     else:
         b.failed += 1
     attrs = attrs_of(name, suite.rsplit(".", 1)[-1], tags)
-    base = {
-        "test_id": test_id, "test_name": name, "suite": suite.lower(),
-        "nic": attrs.nic, "frame_size": attrs.frame_size, "cores": attrs.cores,
-        "threads_cores": attrs.threads_cores, "driver": attrs.driver, "topology": attrs.topology,
-        "tags": tuple(t.upper() for t in tags), "status": status,
-    }
+    base = (test_id, name, suite.lower(), attrs.nic, attrs.frame_size, attrs.cores, attrs.threads_cores,
+            attrs.driver, attrs.topology, tuple(map(str.upper, tags)), status)
     if status == "FAIL":
-        if attrs.test_type is None:
-            return []
-        return [sample_row(base, attrs.test_type, m, math.nan, message=message) for m in METRICS_OF_TYPE[attrs.test_type]]
+        if attrs.test_type is not None:
+            for m in METRICS_OF_TYPE[attrs.test_type]:
+                out.add(base, attrs.test_type, m, math.nan, message=message)
+        return
     measured = measured_of(doc["result"])
     if measured is None:
         if attrs.test_type is None:
-            return []
+            return
         b.warn(member, f"{attrs.test_type} test with no trended result (result type "
                f"{doc['result']['type']!r})", doc["test_id"])
-        return [sample_row(base, attrs.test_type, m, math.nan, message="no result in the UTI file")
-                for m in METRICS_OF_TYPE[attrs.test_type]]
+        for m in METRICS_OF_TYPE[attrs.test_type]:
+            out.add(base, attrs.test_type, m, math.nan, message="no result in the UTI file")
+        return
     if measured.problem:
         b.warn(member, measured.problem, doc["test_id"])
     test_type = attrs.test_type
     if test_type is None or not set(measured.values) <= set(METRICS_OF_TYPE[test_type]):
         test_type = TYPE_OF_KIND[measured.kind]
-    return [
-        sample_row(base, test_type, metric, value,
-                   stdev=measured.stdev if measured.trials is not None else math.nan,
-                   trials=measured.trials, message=(measured.problem or "") if math.isnan(value) else "",
-                   unit=measured.units.get(metric))
-        for metric, value in measured.values.items()
-    ]
+    stdev = measured.stdev if measured.trials is not None else math.nan
+    for metric, value in measured.values.items():
+        out.add(base, test_type, metric, value, stdev=stdev, trials=measured.trials,
+                message=(measured.problem or "") if math.isnan(value) else "", unit=measured.units.get(metric))
 
 
 def measured_of(result: Mapping[str, Any]) -> Measured | None:

@@ -63,8 +63,8 @@ def is_uti_name(name: str) -> bool:
 
 def member_base(name: str) -> str:
     """The file name without the log server's ``.gz`` (``setup.info.json.gz`` -> ``setup.info.json``)."""
-    base = PurePosixPath(name).name
-    return base[:-3] if base.lower().endswith(".gz") else base
+    base = name.rsplit("/", 1)[-1]
+    return base[:-3] if base.endswith((".gz", ".GZ")) else base
 
 
 def safe_member_name(name: str) -> str | None:
@@ -178,10 +178,17 @@ def _gunzip(data: bytes, max_member: int) -> bytes | None:
     return out
 
 
+def _read_capped(path: str | Path, max_member: int) -> bytes:
+    """The file's bytes, at most ``max_member + 1`` of them (sized from fstat: a read of the cap itself
+    would allocate the whole cap for every small file)."""
+    with open(path, "rb") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        return fh.read(min(size, max_member) + 1)
+
+
 def _read_file(p: Path, name: str, build: int | str | None, max_member: int) -> bytes | None:
     try:
-        with open(p, "rb") as fh:
-            data = fh.read(max_member + 1)
+        data = _read_capped(p, max_member)
     except OSError as exc:
         raise ParseError(name, f"cannot open {p}: {exc.strerror or exc}", build) from None
     return data if len(data) <= max_member else None
@@ -191,27 +198,34 @@ def _dir_members(root: Path, name: str, build: int | str | None, budget: _Budget
                  max_member: int) -> Iterator[Member | Refused]:
     if not os.access(root, os.R_OK | os.X_OK):
         raise ParseError(name, "cannot read the directory", build)
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        dirnames.sort()
-        for fname in sorted(filenames):
-            if not is_uti_name(fname):
+    # scandir with string paths: the file type comes with the listing (no stat, no pathlib per file)
+    stack = [(str(root), "")]
+    while stack:
+        path, rel = stack.pop()
+        try:
+            with os.scandir(path) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            yield Refused(rel or ".", f"unreadable directory: {exc.strerror or exc}")
+            continue
+        subdirs = []
+        for e in entries:
+            member = rel + e.name
+            if e.is_dir(follow_symlinks=False):
+                subdirs.append((e.path, member + "/"))
                 continue
-            full = Path(dirpath) / fname
-            rel = full.relative_to(root).as_posix()
+            if not is_uti_name(e.name):
+                continue
+            if not e.is_file(follow_symlinks=False):
+                yield Refused(member, "not a regular file (links are not followed)")
+                continue
             try:
-                st = os.lstat(full)
+                data = _read_capped(e.path, max_member)
             except OSError as exc:
-                yield Refused(rel, f"unreadable: {exc.strerror or exc}")
+                yield Refused(member, f"unreadable: {exc.strerror or exc}")
                 continue
-            if not stat.S_ISREG(st.st_mode):
-                yield Refused(rel, "not a regular file (links are not followed)")
-                continue
-            try:
-                data = _read_file(full, name, build, max_member)
-            except ParseError as exc:
-                yield Refused(rel, str(exc))
-                continue
-            yield _one(rel, data, budget, max_member)
+            yield _one(member, data if len(data) <= max_member else None, budget, max_member)
+        stack.extend(reversed(subdirs))  # depth first, in name order
 
 
 def _zip_members(p: Path, name: str, build: int | str | None, budget: _Budget,
@@ -232,7 +246,7 @@ def _zip_members(p: Path, name: str, build: int | str | None, budget: _Budget,
                     yield Refused(member, f"declares {info.file_size} bytes, over the cap of {max_member} per file")
                     continue
                 with zf.open(info) as fh:
-                    data = fh.read(max_member + 1)
+                    data = fh.read(info.file_size + 1)  # more than declared: refused below or a CRC error
                 yield _one(member, data if len(data) <= max_member else None, budget, max_member)
     except _DECOMPRESS_ERRORS as exc:
         raise ParseError(name, f"damaged zip archive: {exc}", build) from None
@@ -272,7 +286,7 @@ def _tar_members(p: Path, name: str, build: int | str | None, budget: _Budget,
                     yield Refused(member, f"declares {info.size} bytes, over the cap of {max_member} per file")
                     continue
                 fh = tf.extractfile(info)
-                data = fh.read(max_member + 1) if fh is not None else b""
+                data = fh.read(info.size) if fh is not None else b""
                 yield _one(member, data if len(data) <= max_member else None, budget, max_member)
             # The tar end marker can come before a cut: read the compressed stream to its end so
             # that a truncated or corrupt archive is an error, not a build with tests missing.
