@@ -56,7 +56,9 @@ from pal.errors import ParseError
 from pal.model import METRICS, BuildMeta
 from pal.parse.archive import DEFAULT_MAX_BYTES
 from pal.parse.build import ParseResult, samples_frame
-from pal.parse.identity import METRICS_OF_TYPE, TYPE_OF_KIND, apply_rename_ignore, attrs_of, normalise_id, unit_of
+from pal.parse.identity import (
+    METRICS_OF_TYPE, TYPE_OF_KIND, TestAttrs, TestId, apply_rename_ignore, attrs_of, normalise_id, unit_of,
+)
 from pal.parse.messages import INVALID_LATENCY, Measured, _trials_measured
 from pal.parse.uti_archive import DEFAULT_MAX_MEMBER, Member, Refused, iter_members, member_base
 from pal.report import Problem
@@ -205,8 +207,8 @@ class _Build:
     failed: int = 0
     ends: list[tuple[int, datetime]] = field(default_factory=list)  # (suite depth, end time) of teardowns
     starts: list[tuple[int, datetime]] = field(default_factory=list)
-    any_end: datetime | None = None
-    any_start: datetime | None = None
+    raw_start: str | None = None  # earliest start_time seen, as written
+    raw_end: str | None = None  # latest end_time seen, as written
     versions: dict[str, str] = field(default_factory=dict)  # dut type -> first version seen
     hosts: list[str] | None = None
 
@@ -218,11 +220,32 @@ class _Build:
                                      f"{self.file}: build {self.build}: {member}: {message}", "warning", details))
 
     def saw_times(self, doc: Mapping[str, Any]) -> None:
-        start, end = _time(doc.get("start_time")), _time(doc.get("end_time"))
-        if start and (self.any_start is None or start < self.any_start):
-            self.any_start = start
-        if end and (self.any_end is None or end > self.any_end):
-            self.any_end = end
+        """Keep the earliest start and latest end; CSIT's one UTC format (``...Z``, fixed width) compares
+        as text, anything else is parsed."""
+        for key, keep_min in (("start_time", True), ("end_time", False)):
+            text = doc.get(key)
+            if not isinstance(text, str):
+                continue
+            best = self.raw_start if keep_min else self.raw_end
+            if best is not None and len(text) == len(best) and text[-1:] == best[-1:] == "Z":
+                if (text < best) if keep_min else (text > best):
+                    best = text
+            else:
+                t, old = _time(text), _time(best)
+                if t is not None and (old is None or ((t < old) if keep_min else (t > old))):
+                    best = text
+            if keep_min:
+                self.raw_start = best
+            else:
+                self.raw_end = best
+
+    @property
+    def any_start(self) -> datetime | None:
+        return _time(self.raw_start)
+
+    @property
+    def any_end(self) -> datetime | None:
+        return _time(self.raw_end)
 
 
 def parse_uti_build(path: str | Path, job: str, build: int, *, testbeds: Mapping[str, str] | None = None,
@@ -332,28 +355,39 @@ _ROW_COLUMNS = ("test_type", "metric", "unit", "value", "stdev", "trials", "mess
 
 
 class _Columns:
-    """The build's rows, column by column (a dict per row costs more than reading the file)."""
+    """The build's rows as tuples, turned into columns at the end (a dict per row costs more than
+    reading the file)."""
 
     def __init__(self) -> None:
-        self.cols: dict[str, list[Any]] = {c: [] for c in _TEST_COLUMNS + _ROW_COLUMNS}
+        self.rows: list[tuple] = []
 
     def add(self, base: tuple, test_type: str, metric: str, value: float, *, stdev: float = math.nan,
             trials: list[float] | None = None, message: str = "", unit: str | None = None) -> None:
-        for col, v in zip(_TEST_COLUMNS, base):
-            self.cols[col].append(v)
         if unit is None:
             unit = unit_of(metric, METRICS[metric][0], base[9])
-        for col, v in zip(_ROW_COLUMNS, (test_type, metric, unit, value, stdev,
-                                         list(trials) if trials is not None else None, message)):
-            self.cols[col].append(v)
+        self.rows.append(base + (test_type, metric, unit, value, stdev,
+                                 list(trials) if trials is not None else None, message))
+
+    @property
+    def cols(self) -> dict[str, list[Any]]:
+        names = _TEST_COLUMNS + _ROW_COLUMNS
+        if not self.rows:
+            return {c: [] for c in names}
+        return dict(zip(names, map(list, zip(*self.rows))))
+
+
+@lru_cache(maxsize=1 << 16)
+def _identity(uti_id: str, tags: tuple[str, ...]) -> tuple[str, str, TestId, TestAttrs, tuple[str, ...]]:
+    """Suite, name, id and attributes of a test; cached: a job's builds run the same tests again and again."""
+    suite, _, _ = uti_id.rpartition(".")
+    suite = suite.replace("_", " ")  # CSIT wrote SUITE_NAME's spaces as "_"; Robot made them from "_"
+    name = test_name_of(uti_id)
+    return (suite, name, normalise_id(f"{suite}.{name}", tags), attrs_of(name, suite.rsplit(".", 1)[-1], tags),
+            tuple(map(str.upper, tags)))
 
 
 def _rows_of(member: str, doc: Mapping[str, Any], b: _Build, out: _Columns) -> None:
-    tags = doc["tags"]
-    suite, _, _ = doc["test_id"].rpartition(".")
-    suite = suite.replace("_", " ")  # CSIT wrote SUITE_NAME's spaces as "_"; Robot made them from "_"
-    name = test_name_of(doc["test_id"])
-    tid = normalise_id(f"{suite}.{name}", tags)
+    suite, name, tid, attrs, upper_tags = _identity(doc["test_id"], tuple(doc["tags"]))
     test_id = apply_rename_ignore(tid.value, b.rename, b.ignore)
     if test_id is None:
         return
@@ -367,9 +401,8 @@ def _rows_of(member: str, doc: Mapping[str, Any], b: _Build, out: _Columns) -> N
         b.passed += 1
     else:
         b.failed += 1
-    attrs = attrs_of(name, suite.rsplit(".", 1)[-1], tags)
     base = (test_id, name, suite.lower(), attrs.nic, attrs.frame_size, attrs.cores, attrs.threads_cores,
-            attrs.driver, attrs.topology, tuple(map(str.upper, tags)), status)
+            attrs.driver, attrs.topology, upper_tags, status)
     if status == "FAIL":
         if attrs.test_type is not None:
             for m in METRICS_OF_TYPE[attrs.test_type]:

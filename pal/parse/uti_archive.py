@@ -29,7 +29,7 @@ from collections.abc import Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import BinaryIO
+from typing import BinaryIO, NamedTuple
 
 from pal.errors import ParseError
 
@@ -39,8 +39,7 @@ DEFAULT_MAX_MEMBER = 64 * 1024**2
 _DECOMPRESS_ERRORS = (OSError, EOFError, tarfile.TarError, zipfile.BadZipFile, zlib.error, lzma.LZMAError)
 
 
-@dataclass(frozen=True)
-class Member:
+class Member(NamedTuple):
     """One ``*.info.json``: its path inside the build tree (``/``-separated) and its bytes."""
 
     name: str
