@@ -76,8 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     from pal.demo import generate
     from pal.parse.uti import parse_uti_build, validator
 
-    engine = "jsonschema_rs" if validator("uti_test_case.schema.json").check.__self__.__class__.__module__ \
-        .startswith("jsonschema_rs") else "jsonschema"
+    engine = validator("uti_test_case.schema.json").engine
     with tempfile.TemporaryDirectory(prefix="pal-bench-uti-") as tmp:
         root = Path(tmp)
         truth = generate(root / "data", builds=10, tests=args.tests, jobs=[MRR, NDRPDR], uti_jobs=[MRR, NDRPDR])

@@ -16,9 +16,12 @@ import json
 import tarfile
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from pal.demo.messages import LATENCY_LOADS, gbps, latency_numbers
+
+if TYPE_CHECKING:
+    from pal.demo.build import JobWriter
 
 MODEL_VERSION = "1.5.1"
 ARCHIVE = "archives.tar.gz"
@@ -43,7 +46,7 @@ def _path_of(suite_long_name: str) -> str:
 class UtiBuild:
     """Collects one build's test and suite files; ``save`` writes the tar.gz."""
 
-    def __init__(self, writer, run: int):  # writer: pal.demo.build.JobWriter
+    def __init__(self, writer: "JobWriter", run: int):
         self.w = writer
         self.run = run
         plan = writer.plan

@@ -85,6 +85,10 @@ def _trials_measured(kind: str, metric: str, trials: list[float] | None, raw: st
     return Measured(kind, {metric: mean}, trials, stdev)
 
 
+#: Mean and population stdev of trial results, with the checks every MRR form shares (UTI JSON too).
+trials_measured = _trials_measured
+
+
 _MRR_PPS = re.compile(r"Maximum Receive Rate trial results\s+in packets per second:\s*\[([^\]]*)\]")
 
 

@@ -59,7 +59,7 @@ from pal.parse.build import ParseResult, samples_frame
 from pal.parse.identity import (
     METRICS_OF_TYPE, TYPE_OF_KIND, TestAttrs, TestId, apply_rename_ignore, attrs_of, normalise_id, unit_of,
 )
-from pal.parse.messages import INVALID_LATENCY, Measured, _trials_measured
+from pal.parse.messages import INVALID_LATENCY, Measured, trials_measured
 from pal.parse.uti_archive import DEFAULT_MAX_MEMBER, Member, Refused, iter_members, member_base
 from pal.report import Problem
 
@@ -139,6 +139,7 @@ class _Validator:
 
     check: Any  # callable(doc) -> bool
     explain: Any  # callable(doc) -> str
+    engine: str  # "jsonschema_rs" | "jsonschema"
 
     def problem(self, doc: Any) -> str | None:
         if self.check(doc):
@@ -164,7 +165,7 @@ def validator(name: str, engine: str = "auto") -> _Validator:
                 err = next(iter(v.iter_errors(doc)))
                 where = "/".join(str(p) for p in err.instance_path) or "(top)"
                 return f"{where}: {err.message[:200]}"
-            return _Validator(v.is_valid, explain_rs)
+            return _Validator(v.is_valid, explain_rs, "jsonschema_rs")
     import jsonschema
 
     py = jsonschema.Draft202012Validator(schema)
@@ -173,7 +174,7 @@ def validator(name: str, engine: str = "auto") -> _Validator:
         err = jsonschema.exceptions.best_match(py.iter_errors(doc))
         where = "/".join(str(p) for p in err.absolute_path) or "(top)"
         return f"{where}: {err.message[:200]}"
-    return _Validator(py.is_valid, explain_py)
+    return _Validator(py.is_valid, explain_py, "jsonschema")
 
 
 def _time(text: Any) -> datetime | None:
@@ -438,7 +439,7 @@ def measured_of(result: Mapping[str, Any]) -> Measured | None:
             return None
         metric = "mrr" if unit == "pps" else "cps"
         values = [float(v) for v in rate["values"]]
-        return _trials_measured("mrr" if unit == "pps" else "cps", metric, values, str(values[:5]))
+        return trials_measured("mrr" if unit == "pps" else "cps", metric, values, str(values[:5]))
     if kind == "ndrpdr":
         values: dict[str, float] = {}
         units: dict[str, str] = {}

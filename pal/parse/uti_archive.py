@@ -95,6 +95,8 @@ def archive_kind(path: Path) -> str | None:
         return "zip" if any(is_uti_name(n) for n in names) else None
     if head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] == b"{":
         return "json"
+    if head.startswith(b"\x1f\x8b") and path.name.lower().endswith(SUFFIX + ".gz"):
+        return "json"  # one file as the log server keeps it
     if head.startswith((b"\x1f\x8b", b"\xfd7zXZ\x00", b"BZh")) or is_tar_name(path.name):
         return "tar" if _is_tar_stream(path) else None
     return None

@@ -282,3 +282,21 @@ def test_damaged_and_empty_archives(run, tmp_path):
 ])
 def test_test_name_gets_csits_frame_case(uti_id, name):
     assert test_name_of(uti_id) == name
+
+
+def test_a_build_directory_with_an_output_xml_reads_that_file(run, tmp_path):
+    build = tmp_path / "b"
+    (build / "archives").mkdir(parents=True)
+    (build / "archives" / "output.xml").write_bytes(run[0].read_bytes())
+    result = parse_build(build, JOB, 9)
+    assert result.meta.source_file == str(build / "archives" / "output.xml")
+    assert len(result.samples) == 10
+
+
+def test_a_single_gzipped_file_as_the_log_server_keeps_it(run, tmp_path):
+    import gzip
+
+    src = next(run[1].rglob("64b-1c-ethip4-ip4base-mrr.info.json"))
+    one = tmp_path / "64b-1c-ethip4-ip4base-mrr.info.json.gz"
+    one.write_bytes(gzip.compress(src.read_bytes()))
+    assert parse_build(one, JOB, 3).samples["value"].tolist() == [22500000.0]
