@@ -97,7 +97,7 @@ class LocalSource:
                 raise Missing(f"no {' / '.join(NAMES[:4])} in {self.root / job / str(build)} (it holds: "
                               f"{', '.join(seen) or 'nothing'})", urls=[str(self.root / job / str(build))])
             raise Missing(f"not in {self.root}", urls=[str(self.root / job / str(build))])
-        if path.is_dir():  # a UTI tree: hashed for change detection, checked file by file when parsed
+        if path.is_dir():  # a UTI tree: fingerprinted (paths, sizes, mtimes), checked file by file when parsed
             try:
                 sha = tree_sha256(path)
             except OSError as exc:

@@ -46,23 +46,20 @@ def _has_uti(d: Path, depth: int) -> bool:
     return any(_has_uti(Path(e.path), depth + 1) for e in entries if e.is_dir(follow_symlinks=False))
 
 
-def tree_sha256(root: Path, chunk: int = 1 << 20) -> str:
-    """Content hash of a UTI tree: every ``*.info.json[.gz]`` file's relative path and bytes, in path order.
+def tree_sha256(root: Path) -> str:
+    """Fingerprint of a UTI tree: every ``*.info.json[.gz]`` file's relative path, size and mtime, in path order.
 
-    Links are not followed (the parser refuses them too), so the hash covers what is parsed.
+    Like the local source's hash cache for single files (keyed by size and mtime), it changes
+    when a file is added, removed or rewritten, without reading thousands of files per build
+    on every run. Links are not followed (the parser refuses them too).
     """
-    h = hashlib.sha256()
+    h = hashlib.sha256(b"uti-tree\0")
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
         dirnames.sort()
         for name in sorted(filenames):
             if not is_uti_name(name):
                 continue
-            p = Path(dirpath) / name
-            if p.is_symlink() or not p.is_file():
-                continue
-            h.update(p.relative_to(root).as_posix().encode() + b"\0")
-            with open(p, "rb") as fh:
-                while block := fh.read(chunk):
-                    h.update(block)
-            h.update(b"\0")
+            st = os.lstat(os.path.join(dirpath, name))
+            rel = os.path.relpath(os.path.join(dirpath, name), root).replace(os.sep, "/")
+            h.update(f"{rel}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_mode}\n".encode())
     return h.hexdigest()
