@@ -168,14 +168,16 @@ def _rows_of(test: RawTest, ctx: _Context) -> Iterable[dict[str, Any]]:
     if status == "FAIL":
         if attrs.test_type is None:
             return []
-        return [sample_row(base, attrs.test_type, m, math.nan, message=message) for m in METRICS_OF_TYPE[attrs.test_type]]
+        return [sample_row(base, attrs.test_type, m, math.nan, message=message)
+                for m in METRICS_OF_TYPE[attrs.test_type]]
 
     measured, _ = parse_message(message, ctx.parsers)
     if measured is None:
         if attrs.test_type is None:
             return []  # not a performance test
         ctx.warn(test, f"unparsable {attrs.test_type} message: {message.strip()[:120]!r}")
-        return [sample_row(base, attrs.test_type, m, math.nan, message=message) for m in METRICS_OF_TYPE[attrs.test_type]]
+        return [sample_row(base, attrs.test_type, m, math.nan, message=message)
+                for m in METRICS_OF_TYPE[attrs.test_type]]
     if measured.problem:
         ctx.warn(test, measured.problem)
     test_type = attrs.test_type
@@ -184,15 +186,17 @@ def _rows_of(test: RawTest, ctx: _Context) -> Iterable[dict[str, Any]]:
     # A NaN from a known invalid marker (latency -1) needs no message; a doubtful number says why.
     return [
         sample_row(base, test_type, metric, value,
-             stdev=measured.stdev if measured.trials is not None else math.nan,
-             trials=measured.trials, message=(measured.problem or "") if math.isnan(value) else "",
-             unit=measured.units.get(metric))
+                   stdev=measured.stdev if measured.trials is not None else math.nan,
+                   trials=measured.trials, message=(measured.problem or "") if math.isnan(value) else "",
+                   unit=measured.units.get(metric))
         for metric, value in measured.values.items()
     ]
 
 
 def sample_row(base: dict[str, Any], test_type: str, metric: str, value: float, *, stdev: float = math.nan,
-         trials: list[float] | None = None, message: str = "", unit: str | None = None) -> dict[str, Any]:
+               trials: list[float] | None = None, message: str = "", unit: str | None = None) -> dict[str, Any]:
+    """One row of the samples table: the test's columns in ``base`` plus this metric's; the unit is the
+    message's, else the metric's for the test's transaction type (``identity.unit_of``)."""
     row = dict(base)
     unit = unit or unit_of(metric, METRICS[metric][0], base["tags"])
     row.update(test_type=test_type, metric=metric, unit=unit, value=value, stdev=stdev,
