@@ -12,8 +12,8 @@ Decisions:
   written from CSIT's published schema facts; any 1.x version) before it is read. A file that
   is not UTF-8, not JSON, has duplicate keys, NaN/Infinity, numbers beyond the float range
   (the schemas bound every number), absurd nesting, or does not match the schema is a per-file
-  problem (report.json); the rest of the build is still read. A file of another major version stops the build (ParseError):
-  its fields may mean something else.
+  problem (report.json); the rest of the build is still read. A file of another major version
+  stops the build (ParseError): its fields may mean something else.
 - Validation uses ``jsonschema_rs`` (the JSON Schema validator compiled from Rust, draft
   2020-12) when installed, else the pure-Python ``jsonschema`` with the same schema file; the
   tests check both give the same verdicts. The Python one is ~200x slower per file (0.7-1.1 ms
