@@ -10,7 +10,7 @@ import sys
 import time
 
 # cheap first; the pipeline benchmark (CSIT scale) last
-BENCHES = ["bench_mdl", "bench_analysis", "bench_parse", "bench_demo", "bench_store", "bench_executor", "bench_download",
+BENCHES = ["bench_mdl", "bench_analysis", "bench_parse", "bench_uti", "bench_demo", "bench_store", "bench_executor", "bench_download",
            "bench_render", "bench_exports", "bench_alerts", "bench_accuracy", "bench_pipeline"]
 
 

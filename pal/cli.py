@@ -76,17 +76,20 @@ def build_parser() -> argparse.ArgumentParser:
     with_spec(sp)
 
     sp = sub.add_parser(
-        "parse", help="print or write the samples that output.xml files hold",
-        description="Read Robot Framework output.xml files (plain, .gz, .xz, .zip) and write their samples:\n"
-                    "one row per (build, test, metric). Job and build come from --job/--build or the path\n"
-                    "(<job>/<build>/output.xml.gz or <job>__<build>__output.xml.gz).",
+        "parse", help="print or write the samples that builds' results hold",
+        description="Read a build's results and write their samples, one row per (build, test, metric):\n"
+                    "Robot Framework output.xml (plain, .gz, .xz, .bz2, .zip), CSIT's UTI JSON (*.info.json, or a\n"
+                    "directory, .tar.gz or .zip of them). Job and build come from --job/--build, else from a\n"
+                    "<job>/<build>/... path, else are left empty. Nothing goes to stdout on error.",
         epilog="examples:\n"
+               "  pal parse out.xml.gz --format csv\n"
                "  pal parse demo-data/csit-vpp-perf-mrr-daily-master-2n-icx/100/output.xml.gz\n"
-               "  pal parse output.xml --job csit-vpp-perf-mrr-daily-master-2n-icx --build 7 --format json\n"
+               "  pal parse archives.tar.gz --job csit-vpp-perf-mrr-daily-master-3n-alt --build 7 --format json\n"
                "  pal parse */*/output.xml.gz --format parquet -o samples.parquet --spec specs/demo.yaml")
-    sp.add_argument("files", nargs="+", type=Path, help="output.xml[.gz|.xz|.zip] files")
-    sp.add_argument("--job", help="job name (default: taken from the path)")
-    sp.add_argument("--build", type=int, help="build number (default: taken from the path)")
+    sp.add_argument("files", nargs="+", type=Path, metavar="PATH",
+                    help="output.xml[.gz|.xz|.bz2|.zip], *.info.json, or a directory/.tar.gz/.zip of UTI JSON")
+    sp.add_argument("--job", help="job name (default: from a <job>/<build>/... path, else empty)")
+    sp.add_argument("--build", type=int, help="build number (default: from a <job>/<build>/... path, else empty)")
     sp.add_argument("--format", choices=["csv", "json", "parquet"], default="csv",
                     help="csv (default) or json on stdout; parquet needs --output")
     sp.add_argument("--output", "-o", type=Path, help="write here instead of stdout (required for parquet)")
@@ -142,6 +145,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--small", action="store_true", help="a small history for tests")
     sp.add_argument("--dialect", choices=["rf7", "rf4", "rf3"], default="rf7", help="Robot Framework output schema")
     sp.add_argument("--keyword-depth", type=int, default=0, help="nested keyword levels per test (TRACE-like size)")
+    sp.add_argument("--uti-jobs", default="csit-vpp-perf-mrr-daily-master-3n-alt", metavar="JOB[,JOB]",
+                    help="jobs written as CSIT UTI JSON (archives.tar.gz per build) instead of output.xml; '' for none")
 
     sp = sub.add_parser(
         "store", help="inspect or maintain the history store",

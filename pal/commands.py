@@ -32,8 +32,11 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def cmd_demo_data(args: argparse.Namespace) -> int:
     from pal.demo import generate
 
+    uti_jobs = [j for j in args.uti_jobs.split(",") if j]
     truth = generate(args.dir, seed=args.seed, small=args.small, builds=args.builds, tests=args.tests,
-                     dialect=args.dialect, keyword_depth=args.keyword_depth)
+                     dialect=args.dialect, keyword_depth=args.keyword_depth, uti_jobs=uti_jobs)
+    if uti_jobs:
+        log.info("demo: %s written as UTI JSON (archives.tar.gz per build)", ", ".join(uti_jobs))
     log.info("demo history written to %s: %s", args.dir, truth.summary())
     return 0
 
@@ -85,11 +88,14 @@ def cmd_download(args: argparse.Namespace) -> int:
 
 
 def cmd_parse(args: argparse.Namespace) -> int:
-    """``pal parse FILE...``: the samples the files hold, as CSV/JSON on stdout or a file.
+    """``pal parse PATH...``: the samples that builds' results hold, as CSV/JSON on stdout or a file.
 
-    Job and build come from ``--job``/``--build`` or the path (``<job>/<build>/output.xml.gz``
-    or ``<job>__<build>__output.xml.gz``). A file that cannot be read is logged and skipped;
-    the exit code is then 1, the other files are still written.
+    A PATH is an output.xml (plain, .gz, .xz, .bz2, robot-plugin .zip), a ``*.info.json``, or a
+    directory / .tar.gz / .zip of UTI JSON files. Job and build come from ``--job``/``--build``,
+    else from the path (``<job>/<build>/...`` or ``<job>__<build>__<name>``), else are left
+    empty. A path that cannot be read is logged and the exit code is 1; then nothing goes to
+    stdout (a partial table there would pass for the whole), while ``--output`` still gets
+    the builds that were read.
     """
     import pandas as pd
 
@@ -109,15 +115,16 @@ def cmd_parse(args: argparse.Namespace) -> int:
         testbeds, rename, ignore = dict(spec.testbeds), spec.renames(), list(spec.ignore)
     frames, failed = [], 0
     for path in args.files:
-        guessed = job_build_from_path(path)
-        job = args.job or (guessed[0] if guessed else None)
-        build = args.build if args.build is not None else (guessed[1] if guessed else None)
-        if job is None or build is None:
-            log.error("error: %s: give --job and --build (not found in the path)", path)
+        if not path.exists():
+            log.error("error: %s: no such file", path)
             failed += 1
             continue
+        guessed = job_build_from_path(path)
+        job = args.job if args.job is not None else (guessed[0] if guessed else "")
+        build = args.build if args.build is not None else (guessed[1] if guessed else None)
         try:
-            result = parse_build(path, job, build, testbeds=testbeds, rename=rename, ignore=ignore)
+            result = parse_build(path, job, build if build is not None else 0, testbeds=testbeds,
+                                 rename=rename, ignore=ignore)
         except ParseError as exc:
             log.error("error: %s", exc)
             failed += 1
@@ -125,9 +132,15 @@ def cmd_parse(args: argparse.Namespace) -> int:
         for p in result.problems:
             log.warning("parse: %s", p.message)
         m = result.meta
-        log.info("parse: %s/%s: %d rows, %d passed, %d failed, %s %s", job, build, len(result.samples),
-                 m.passed, m.failed, m.dut, m.dut_version or "version unknown")
-        frames.append(result.samples)
+        log.info("parse: %s: job %s, build %s: %d rows, %d passed, %d failed, %s %s", path, job or "(none)",
+                 build if build is not None else "(none)", len(result.samples), m.passed, m.failed, m.dut,
+                 m.dut_version or "version unknown")
+        df = result.samples
+        if build is None:  # unknown: an empty cell, not a made-up number
+            df = df.assign(build=pd.array([pd.NA] * len(df), dtype="Int64"))
+        frames.append(df)
+    if failed and args.output is None:
+        return 1
     df = pd.concat(frames, ignore_index=True) if frames else empty_samples()
     write_samples(df, args.format, args.output, sys.stdout)
     return 1 if failed else 0

@@ -9,14 +9,17 @@ Static parts of every test are rendered once per job and reused for each build.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 import numpy as np
 
 from pal.demo.catalog import JobProfile, TestDef, long_name, suite_display_name
 from pal.demo.history import JobPlan, JobValues, rng_for
-from pal.demo.messages import failure_message, mrr_message, ndrpdr_message
+from pal.demo.messages import failure_message, mrr_message, ndrpdr_message, ndrpdr_message_v7
 from pal.demo.rfxml import Dialect, attr, us_of
+
+if TYPE_CHECKING:
+    from pal.demo.uti import ResultSink
 
 _FLUSH = 1 << 20  # characters buffered before they go to the compressor
 _T = "\x00T\x00"  # timestamp placeholder in pre-rendered keyword trees
@@ -46,8 +49,10 @@ def _area_dir(area: str) -> str:
 class JobWriter:
     """Writes the builds of one job in one dialect."""
 
-    def __init__(self, seed: int, plan: JobPlan, values: JobValues, dialect: Dialect, keyword_depth: int = 0):
+    def __init__(self, seed: int, plan: JobPlan, values: JobValues, dialect: Dialect, keyword_depth: int = 0,
+                 mlrsearch_v7_from: int | None = None):
         self.seed = seed
+        self.v7_from = mlrsearch_v7_from  # first run whose NDRPDR messages are MLRsearch v7's (None: never)
         self.plan = plan
         self.values = values
         self.d = dialect
@@ -105,8 +110,12 @@ class JobWriter:
 
     # -- one build ----------------------------------------------------------------------
 
-    def write(self, run: int, out: BinaryIO) -> BuildFacts:
-        """Write run ``run``'s output.xml (UTF-8) to ``out``; return its pass/fail counts and times."""
+    def write(self, run: int, out: BinaryIO, sink: "ResultSink | None" = None) -> BuildFacts:
+        """Write run ``run``'s output.xml (UTF-8) to ``out``; return its pass/fail counts and times.
+
+        ``sink`` (pal.demo.uti) is told every test and suite with its times as written, to write
+        the same build as UTI JSON.
+        """
         d, plan, prof = self.d, self.plan, self.profile
         new = plan.rename_from is not None and run >= plan.rename_from
         rng = rng_for(self.seed, "times", prof.name, str(plan.builds[run]))
@@ -173,6 +182,9 @@ class JobWriter:
                     parts += [st.tags, d.status("FAIL" if fail else "PASS", t_start, t_end, messages[slot]),
                               "</test>\n"]
                     emit("".join(parts))
+                    if sink is not None:
+                        sink.test(run, slot, st.long_name, self._names(self.plan.tests[slot], new)[2],
+                                  messages[slot] if fail else "", t_start, t_end)
                     cursor = t_end + 1_000_000
                     if fail:
                         s_fail += 1
@@ -181,6 +193,8 @@ class JobWriter:
                 cursor += 5_000_000
                 emit(d.suite_status("FAIL" if s_fail else "PASS", s_start, cursor))
                 emit("</suite>\n")
+                if sink is not None:
+                    sink.suite(f"Tests.Vpp.Perf.{area}.{suite_display_name(suite_file)}", s_start, cursor)
                 stats.append((s_id, suite_display_name(suite_file),
                               f"Tests.Vpp.Perf.{area}.{suite_display_name(suite_file)}", s_pass, s_fail))
                 a_pass += s_pass
@@ -188,14 +202,19 @@ class JobWriter:
             cursor += 1_000_000
             emit(d.suite_status("FAIL" if a_fail else "PASS", a_start, cursor))
             emit("</suite>\n")
+            if sink is not None:
+                sink.suite(f"Tests.Vpp.Perf.{area}", a_start, cursor)
             stats.append((a_id, area, f"Tests.Vpp.Perf.{area}", a_pass, a_fail))
             total_pass += a_pass
             total_fail += a_fail
         status = "FAIL" if total_fail else "PASS"
-        for suite_start in (top_start + 1_000_000, top_start + 500_000, top_start):  # Perf, Vpp, Tests
+        for name, suite_start in (("Tests.Vpp.Perf", top_start + 1_000_000), ("Tests.Vpp", top_start + 500_000),
+                                  ("Tests", top_start)):
             cursor += 1_000_000
             emit(d.suite_status(status, suite_start, cursor))
             emit("</suite>\n")
+            if sink is not None:
+                sink.suite(name, suite_start, cursor)
         stats = [("s1", "Tests", "Tests", total_pass, total_fail), ("s1-s1", "Vpp", "Tests.Vpp", total_pass, total_fail),
                  ("s1-s1-s1", "Perf", "Tests.Vpp.Perf", total_pass, total_fail), *stats]
         emit(d.statistics(total_pass, total_fail, stats))
@@ -243,7 +262,8 @@ class JobWriter:
             if fails[slot] >= 0:
                 out.append(failure_message(fails[slot], tg, dut))
             else:
-                out.append(ndrpdr_message(ndr[slot], pdr[slot], d1[slot], d2[slot], tst.frame, key=slot))
+                make = ndrpdr_message_v7 if self.v7_from is not None and run >= self.v7_from else ndrpdr_message
+                out.append(make(ndr[slot], pdr[slot], d1[slot], d2[slot], tst.frame, key=slot))
         return out
 
 

@@ -283,7 +283,7 @@ def build_catalog(profile: JobProfile, n_tests: int, rng: np.random.Generator, p
             tc = f"{threads}T{cores}C"
             # 2n (SMT) jobs use the new-style "-2t1c-" names, 3n-alt the old "-1c-" ones.
             core_part = tc.lower() if profile.smt else f"{cores}c"
-            name = f"{frame.lower()}-{core_part}-{mid}-{type_slug}"
+            name = f"{frame}-{core_part}-{mid}-{type_slug}"  # CSIT writes the frame upper case: 64B-, IMIX-
             tags = {f"{cores}C", tc, frame, profile.test_type, "PERFTEST", "HW_ENV", nic.tag, driver,
                     topo_tag, *feature.tags, f"{feature.slug}"}
             cpu = feature.rate * profile.speed * _CORE_SCALE[cores] * (0.95 if frame == "1518B" else 1.0)

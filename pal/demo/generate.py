@@ -1,8 +1,11 @@
 """``pal demo-data DIR``: write a seeded history the way CSIT PT jobs leave it, with its truth.
 
-``DIR/<job>/<build>/output.xml.gz`` per readable build, a truncated archive for the corrupt
-one, no directory for missing builds, ``DIR/renames.yaml`` and ``DIR/truth.json``. The same
-seed and arguments give byte-identical files (fixed dates, fixed gzip mtimes, seeded streams).
+``DIR/<job>/<build>/output.xml.gz`` per readable build (``DIR/<job>/<build>/archives.tar.gz`` of
+UTI JSON files for the jobs in ``uti_jobs``), a truncated archive for the corrupt one, no
+directory for missing builds, ``DIR/renames.yaml`` and ``DIR/truth.json``. NDRPDR jobs switch to
+the MLRsearch v7 message half-way through their history (CSIT did so in 2023-10), with the same
+numbers, so one series spans both generations. The same seed and arguments give byte-identical
+files (fixed dates, fixed gzip mtimes, seeded streams).
 """
 
 from __future__ import annotations
@@ -24,12 +27,15 @@ from pal.demo.history import (
 )
 from pal.demo.rfxml import dialect as get_dialect, iso
 from pal.demo.truth import JobTruth, PlantedEvent, Truth
+from pal.demo.uti import UtiBuild
 from pal.errors import PalError
 from pal.progress import Progress
 
 log = logging.getLogger("pal")
 
 GZIP_LEVEL = 6
+#: The job ``pal demo-data`` writes as UTI JSON by default (the library's ``generate`` writes none).
+DEMO_UTI_JOBS = ("csit-vpp-perf-mrr-daily-master-3n-alt",)
 
 
 @dataclass(frozen=True)
@@ -71,7 +77,7 @@ def _prepare(out: Path, names: list[str]) -> None:
 
 def generate(out_dir: str | os.PathLike, *, seed: int = 1, small: bool = False, builds: int | None = None,
              tests: int | None = None, jobs: int | Sequence[str] | None = None, dialect: str = "rf7",
-             keyword_depth: int = 0) -> Truth:
+             keyword_depth: int = 0, uti_jobs: Sequence[str] = ()) -> Truth:
     """Write the demo history under ``out_dir`` and return its truth.
 
     Args:
@@ -84,6 +90,7 @@ def generate(out_dir: str | os.PathLike, *, seed: int = 1, small: bool = False, 
         dialect: "rf7", "rf4" (RF 4-6) or "rf3" (RF 3.x) output.xml.
         keyword_depth: 0, or the depth of a binary keyword tree with messages in every test
             (2**depth - 1 keywords per test, ~0.4 KB each) to make large files.
+        uti_jobs: jobs whose builds are written as CSIT's UTI JSON (``archives.tar.gz``) instead.
     """
     out = Path(out_dir)
     d = get_dialect(dialect)
@@ -93,6 +100,9 @@ def generate(out_dir: str | os.PathLike, *, seed: int = 1, small: bool = False, 
     n_tests = tests if tests is not None else (15 if small else 120)
     if n_daily < 10 or n_tests < 1 or keyword_depth < 0:
         raise ValueError("builds >= 10, tests >= 1 and keyword_depth >= 0 are needed")
+    unknown = sorted(set(uti_jobs) - set(names))
+    if unknown:
+        raise ValueError(f"uti_jobs {unknown} are not among the jobs {names}")
     per_suite = 3 if small or n_tests < 60 else 9
     _prepare(out, names)
 
@@ -108,7 +118,9 @@ def generate(out_dir: str | os.PathLike, *, seed: int = 1, small: bool = False, 
     for j, (profile, n_runs) in enumerate(zip(profiles, sizes)):
         catalog = build_catalog(profile, n_tests, rng_for(seed, "catalog", profile.name), per_suite=per_suite)
         plan = plan_job(seed, profile, catalog, n_runs, n_daily, with_corrupt=(j == 0), versions=versions)
-        writer = JobWriter(seed, plan, job_values(seed, plan), d, keyword_depth)
+        v7_from = n_runs // 2 if profile.test_type == "NDRPDR" else None
+        writer = JobWriter(seed, plan, job_values(seed, plan), d, keyword_depth, mlrsearch_v7_from=v7_from)
+        as_uti = profile.name in uti_jobs
         progress = Progress(f"demo {profile.name}", n_runs, every=max(10, n_runs // 4))
         times: dict[int, int] = {}
         for run, number in enumerate(plan.builds):
@@ -117,11 +129,16 @@ def generate(out_dir: str | os.PathLike, *, seed: int = 1, small: bool = False, 
                 continue
             build_dir = out / profile.name / str(number)
             build_dir.mkdir(parents=True)
-            path = build_dir / "output.xml.gz"
             mtime = int(plan.starts[run].timestamp())
-            with open(path, "wb") as raw, gzip.GzipFile(filename="output.xml", mode="wb", fileobj=raw,
-                                                         mtime=mtime, compresslevel=GZIP_LEVEL) as gz:
-                facts = writer.write(run, gz)
+            if as_uti:
+                sink = UtiBuild(writer, run)
+                facts = writer.write(run, _Discard(), sink)
+                path = sink.save(build_dir, mtime)
+            else:
+                path = build_dir / "output.xml.gz"
+                with open(path, "wb") as raw, gzip.GzipFile(filename="output.xml", mode="wb", fileobj=raw,
+                                                             mtime=mtime, compresslevel=GZIP_LEVEL) as gz:
+                    facts = writer.write(run, gz)
             if run in plan.corrupt:
                 os.truncate(path, path.stat().st_size // 2)  # an interrupted upload
             else:  # RF before 7 wrote milliseconds: the truth says what the file says
@@ -146,6 +163,13 @@ def generate(out_dir: str | os.PathLike, *, seed: int = 1, small: bool = False, 
     )
     truth.save(out / "truth.json")
     return truth
+
+
+class _Discard:
+    """A byte sink: the output.xml of a build written as UTI JSON only."""
+
+    def write(self, data: bytes) -> int:
+        return len(data)
 
 
 def _record(plan: JobPlan, writer: JobWriter, times: dict[int, int]) -> tuple[JobTruth, list[PlantedEvent], dict[str, str]]:

@@ -43,9 +43,14 @@ def fake_hdrh(key: int) -> str:
     return "HISTFAAAA" + base64.b64encode(raw).decode()[:52]
 
 
-def _lat(avg: float, key: int) -> str:
+def latency_numbers(avg: float, key: int) -> tuple[int, int, int, str]:
+    """``(min, avg, max, hdrh)`` of one direction's latency measurement, whole µs as TRex reports them."""
     a = max(1, round(avg))
-    return f"{max(1, round(avg * 0.55))}/{a}/{round(avg * 3.1) + 4}/{fake_hdrh(key % 64)}"
+    return max(1, round(avg * 0.55)), a, round(avg * 3.1) + 4, fake_hdrh(key % 64)
+
+
+def _lat(avg: float, key: int) -> str:
+    return "/".join(str(x) for x in latency_numbers(avg, key))
 
 
 def _lat_line(prefix: str, d1: float, d2: float, key: int) -> str:
@@ -74,6 +79,20 @@ def ndrpdr_message(ndr: float, pdr: float, lat50_d1: float, lat50_d2: float, fra
         _lat_line("Latency at 10% PDR: ", lat50_d1 * 0.7, lat50_d2 * 0.7, key + 8),
         _lat_line("Latency at 0% PDR: ", lat50_d1 * 0.6, lat50_d2 * 0.6, key + 10),
     ]
+    return "\n" + " \n".join(lines)
+
+
+#: Load (% of PDR) -> factor on the 50 % latency, as the NDRPDR messages write them.
+LATENCY_LOADS = {90: 1.6, 50: 1.0, 10: 0.7, 0: 0.6}
+
+
+def ndrpdr_message_v7(ndr: float, pdr: float, lat50_d1: float, lat50_d2: float, frame: str, key: int = 0) -> str:
+    """The NDRPDR message since CSIT's MLRsearch v7 (2023-10): ``NDR: <pps> pps, <Gbps> Gbps (initial)``,
+    the same for PDR (conditional throughput, no upper bounds, no per-bound latency), then latency at
+    90/50/10/0 % of PDR. Same numbers as ``ndrpdr_message``, so a history spanning both trends as one."""
+    lines = [_rate("NDR", ndr, frame), _rate("PDR", pdr, frame)]
+    lines += [_lat_line(f"Latency at {load}% PDR: ", lat50_d1 * f, lat50_d2 * f, key + 4 + 2 * i)
+              for i, (load, f) in enumerate(LATENCY_LOADS.items())]
     return "\n" + " \n".join(lines)
 
 

@@ -1,6 +1,8 @@
-"""Parse stage: Robot Framework output.xml (RF 3.x, 4-6, 7; every CSIT message generation) -> samples.
+"""Parse stage: Robot Framework output.xml (RF 3.x, 4-6, 7; every CSIT message generation) and
+CSIT's UTI JSON results (``*.info.json``, model 1.x) -> samples.
 
-Entry point: ``parse_build(path, job, build, *, testbeds, rename, ignore, dut)`` returns
+Entry point: ``parse_build(path, job, build, *, testbeds, rename, ignore, dut)`` (``inputs``:
+it picks the reader from the bytes) returns
 ``ParseResult(samples, meta, problems)``: the samples table (``pal.model.SAMPLE_COLUMNS``),
 the ``BuildMeta`` and the per-test warnings (``Problem``, stage "parse").
 
@@ -12,7 +14,10 @@ Modules, in the order the bytes flow:
 - ``messages``: one parser per CSIT status-message generation (registry ``PARSERS``).
 - ``identity``: test id (tcNN-, NTNC tag, rename, ignore) and attributes from tags and names.
 - ``facts``: DUT version and TG host from suite-setup messages.
-- ``build``: ``parse_build`` itself: tests -> rows, BuildMeta.
+- ``build``: the output.xml reader: tests -> rows, BuildMeta.
+- ``uti_archive``: the ``*.info.json`` members of a directory, tar(.gz), zip or single file, bounded.
+- ``uti``: the UTI JSON reader: strict JSON, schema check (``schemas/``), result -> the same rows.
+- ``inputs``: which reader a path needs; ``parse_build``.
 
 Decisions:
 - A file that cannot be read to its end raises ``ParseError`` naming file and build (and the
@@ -29,7 +34,8 @@ Decisions:
 - Timestamps in output.xml have no zone; they are read as UTC (CSIT runs in UTC).
 """
 
-from pal.parse.build import ParseResult, parse_build
+from pal.parse.build import ParseResult
+from pal.parse.inputs import parse_build
 from pal.parse.paths import job_build_from_path
 
 __all__ = ["ParseResult", "parse_build", "job_build_from_path"]

@@ -24,7 +24,7 @@ import pandas as pd
 from pal.errors import ParseError
 from pal.model import METRICS, BuildMeta, coerce_samples, empty_samples, topo_arch_of
 from pal.parse.archive import DEFAULT_MAX_BYTES, read_chunks
-from pal.parse.identity import METRICS_OF_TYPE, TYPE_OF_KIND, apply_rename_ignore, attrs_of, normalise_id
+from pal.parse.identity import METRICS_OF_TYPE, TYPE_OF_KIND, apply_rename_ignore, attrs_of, normalise_id, unit_of
 from pal.parse.messages import MessageParser, parse_message
 from pal.parse.prefilter import FilterUnsafe, strip_test_bodies
 from pal.parse.walker import RawTest, Walk
@@ -105,18 +105,24 @@ def parse_build(path: str | Path, job: str, build: int, *, testbeds: Mapping[str
         dut=dut, dut_version=version, testbed=testbed, passed=ctx.passed, failed=ctx.failed,
         duration_s=top.elapsed_s if top else None, source_file=file,
     )
-    if not rows:
-        return ParseResult(empty_samples(), meta, ctx.problems)
-    df = pd.DataFrame.from_records(rows)
-    df["job"] = job
-    df["build"] = int(build)
+    return ParseResult(samples_frame(rows, meta), meta, ctx.problems)
+
+
+def samples_frame(rows: list[dict[str, Any]] | dict[str, list[Any]], meta: BuildMeta) -> pd.DataFrame:
+    """The samples table of one build: per-test rows (records, or columns of equal length) plus the
+    build-wide columns from ``meta``."""
+    if not rows or isinstance(rows, dict) and not next(iter(rows.values()), None):
+        return empty_samples()
+    df = pd.DataFrame(rows) if isinstance(rows, dict) else pd.DataFrame.from_records(rows)
+    df["job"] = meta.job
+    df["build"] = int(meta.build)
     df["build_time"] = pd.Timestamp(meta.build_time) if meta.build_time else pd.NaT
-    df["topo_arch"] = topo_arch_of(job)
-    df["testbed"] = testbed
-    df["dut"] = dut
-    df["dut_version"] = version
-    df["source_file"] = file
-    return ParseResult(coerce_samples(df), meta, ctx.problems)
+    df["topo_arch"] = topo_arch_of(meta.job)
+    df["testbed"] = meta.testbed
+    df["dut"] = meta.dut
+    df["dut_version"] = meta.dut_version
+    df["source_file"] = meta.source_file
+    return coerce_samples(df)
 
 
 def _walk(path: str | Path, job: str, build: int, rename: Mapping[str, str] | None,
@@ -162,14 +168,16 @@ def _rows_of(test: RawTest, ctx: _Context) -> Iterable[dict[str, Any]]:
     if status == "FAIL":
         if attrs.test_type is None:
             return []
-        return [_row(base, attrs.test_type, m, math.nan, message=message) for m in METRICS_OF_TYPE[attrs.test_type]]
+        return [sample_row(base, attrs.test_type, m, math.nan, message=message)
+                for m in METRICS_OF_TYPE[attrs.test_type]]
 
     measured, _ = parse_message(message, ctx.parsers)
     if measured is None:
         if attrs.test_type is None:
             return []  # not a performance test
         ctx.warn(test, f"unparsable {attrs.test_type} message: {message.strip()[:120]!r}")
-        return [_row(base, attrs.test_type, m, math.nan, message=message) for m in METRICS_OF_TYPE[attrs.test_type]]
+        return [sample_row(base, attrs.test_type, m, math.nan, message=message)
+                for m in METRICS_OF_TYPE[attrs.test_type]]
     if measured.problem:
         ctx.warn(test, measured.problem)
     test_type = attrs.test_type
@@ -177,16 +185,20 @@ def _rows_of(test: RawTest, ctx: _Context) -> Iterable[dict[str, Any]]:
         test_type = TYPE_OF_KIND[measured.kind]
     # A NaN from a known invalid marker (latency -1) needs no message; a doubtful number says why.
     return [
-        _row(base, test_type, metric, value,
-             stdev=measured.stdev if measured.trials is not None else math.nan,
-             trials=measured.trials, message=(measured.problem or "") if math.isnan(value) else "")
+        sample_row(base, test_type, metric, value,
+                   stdev=measured.stdev if measured.trials is not None else math.nan,
+                   trials=measured.trials, message=(measured.problem or "") if math.isnan(value) else "",
+                   unit=measured.units.get(metric))
         for metric, value in measured.values.items()
     ]
 
 
-def _row(base: dict[str, Any], test_type: str, metric: str, value: float, *, stdev: float = math.nan,
-         trials: list[float] | None = None, message: str = "") -> dict[str, Any]:
+def sample_row(base: dict[str, Any], test_type: str, metric: str, value: float, *, stdev: float = math.nan,
+               trials: list[float] | None = None, message: str = "", unit: str | None = None) -> dict[str, Any]:
+    """One row of the samples table: the test's columns in ``base`` plus this metric's; the unit is the
+    message's, else the metric's for the test's transaction type (``identity.unit_of``)."""
     row = dict(base)
-    row.update(test_type=test_type, metric=metric, unit=METRICS[metric][0], value=value, stdev=stdev,
+    unit = unit or unit_of(metric, METRICS[metric][0], base["tags"])
+    row.update(test_type=test_type, metric=metric, unit=unit, value=value, stdev=stdev,
                trials=list(trials) if trials is not None else None, message=message)
     return row

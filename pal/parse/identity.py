@@ -50,7 +50,7 @@ class TestAttrs:
 def normalise_id(long_name: str, tags: Iterable[str]) -> TestId:
     """CSIT's id: lower-cased long name, ``tcNN-`` removed, ``-<n>c-`` -> ``-<tag>-`` for a single NTNC tag."""
     test_id = _TC_PREFIX.sub("", long_name.lower())
-    ntnc = sorted({t.upper() for t in tags if _THREADS_CORES_TAG.match(t.upper())})
+    ntnc = sorted({u for u in map(str.upper, tags) if u[-1:] == "C" and _THREADS_CORES_TAG.match(u)})
     if len(ntnc) == 1:
         test_id = _CORES_IN_NAME.sub(f"-{ntnc[0].lower()}-", test_id, count=1)
         return TestId(test_id)
@@ -100,11 +100,26 @@ METRICS_OF_TYPE: dict[str, tuple[str, ...]] = {
 TYPE_OF_KIND = {"mrr": "MRR", "cps": "CPS", "ndrpdr": "NDRPDR", "soak": "SOAK"}
 
 
+#: Rate metrics whose unit follows the transaction type: cps for CPS tests, pps otherwise.
+_RATE_METRICS = frozenset({"ndr", "pdr", "soak"})
+
+
+def unit_of(metric: str, default: str, tags: tuple[str, ...]) -> str:
+    """The unit of a metric for a test (``tags`` upper-cased): ``cps`` for the rate metrics of
+    TCP_CPS/UDP_CPS tests, else ``default``.
+
+    A failed CPS test has no message to tell its unit; its NaN rows still carry the unit its
+    passing runs have, so that one series never mixes two units.
+    """
+    if metric in _RATE_METRICS and ("TCP_CPS" in tags or "UDP_CPS" in tags):
+        return "cps"
+    return default
+
+
 def driver_of(tags: Iterable[str]) -> str | None:
     """DRV_AVF -> avf, DRV_VFIO_PCI -> vfio-pci, DRV_RDMA_CORE -> rdma-core."""
-    for t in tags:
-        u = t.upper()
-        if u.startswith("DRV_") and len(u) > 4:
+    for u in tags:
+        if u[:4].upper() == "DRV_" and len(u) > 4:
             return u[4:].lower().replace("_", "-")
     return None
 
@@ -115,14 +130,14 @@ def nic_of(suite_name: str, tags: Iterable[str]) -> str | None:
     if m:
         return m.group(1)
     for t in tags:
-        if t.upper().startswith("NIC_"):
+        if t[:4].upper() == "NIC_":
             return t
     return None
 
 
 def attrs_of(test_name: str, suite_name: str, tags: Sequence[str]) -> TestAttrs:
     """Type, frame size, cores, NIC, driver and topology of one test (one pass over the tags)."""
-    upper = [t.upper() for t in tags]
+    upper = list(map(str.upper, tags))
     frame = cores = threads_cores = topology = None
     for t in upper:
         last = t[-1:]

@@ -38,6 +38,7 @@ class Measured:
     stdev: float = math.nan
     problem: str | None = None  # set when the form matched but a number was unusable
     extra: dict[str, float] = field(default_factory=dict)  # NDR/PDR upper bounds, Gbps, ...
+    units: dict[str, str] = field(default_factory=dict)  # metric -> unit when not the metric's default (CPS tests)
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,10 @@ def _trials_measured(kind: str, metric: str, trials: list[float] | None, raw: st
         scale = max(abs(t - mean) for t in trials)
         stdev = scale * math.sqrt(math.fsum(((t - mean) / scale) ** 2 for t in trials) / len(trials))
     return Measured(kind, {metric: mean}, trials, stdev)
+
+
+#: Mean and population stdev of trial results, with the checks every MRR form shares (UTI JSON too).
+trials_measured = _trials_measured
 
 
 _MRR_PPS = re.compile(r"Maximum Receive Rate trial results\s+in packets per second:\s*\[([^\]]*)\]")
@@ -205,6 +210,89 @@ def soak_plrsearch(text: str) -> Measured | None:
     return Measured("soak", {"soak": lower}, extra=extra)
 
 
+# --- Generations added after the 2018-2020 forms above (those stay as they were) ---------------
+
+# A bound in connections per second, as ``Display Single CPS Bound`` writes it: ``<label>: <f> CPS``.
+_CPS_TOKEN = r"(\S*?)[ \t]+CPS(?=[ \t]*(?:\r?\n|$))"
+_BOUND_CPS = re.compile(r"\b(NDR_LOWER|NDR_UPPER|PDR_LOWER|PDR_UPPER):[ \t]*" + _CPS_TOKEN)
+_BOUND_V7 = re.compile(r"(?:^|\n)[ \t]*(NDR|PDR):[ \t]*" + _TOKEN)
+_BOUND_V7_CPS = re.compile(r"(?:^|\n)[ \t]*(NDR|PDR):[ \t]*" + _CPS_TOKEN)
+
+
+def _lower_bounds(found: dict[str, str], ndr: str, pdr: str) -> tuple[dict[str, float], str | None]:
+    """NDR and PDR from the matched value tokens; a missing or bad one is NaN and named in the problem."""
+    values: dict[str, float] = {}
+    problems = []
+    for label, metric in ((ndr, "ndr"), (pdr, "pdr")):
+        value = _number(found[label]) if label in found else None
+        if value is None or not math.isfinite(value) or value <= 0:
+            problems.append(f"{label} missing or invalid")
+            value = math.nan
+        values[metric] = value
+    return values, "; ".join(problems) or None
+
+
+def _with_load_latency(text: str, values: dict[str, float], problem: str | None) -> tuple[dict[str, float], str | None]:
+    """Add PDR50 latency per direction when the message has ``Latency at <n>% PDR`` lines."""
+    loads = {int(m.group(1)): m.group(2) for m in _LOAD_LATENCY.finditer(text)}
+    if not loads:
+        return values, problem
+    d1 = d2 = math.nan
+    if 50 in loads:
+        streams = [a or b for a, b in _STREAM.findall(loads[50])]
+        if streams:
+            d1 = _latency_avg(streams[0])
+        if len(streams) > 1:
+            d2 = _latency_avg(streams[1])
+    else:
+        problem = "; ".join(filter(None, [problem, "no 'Latency at 50% PDR' line"]))
+    return {**values, "latency_pdr50_d1": d1, "latency_pdr50_d2": d2}, problem
+
+
+def ndrpdr_bounds_cps(text: str) -> Measured | None:
+    """NDRPDR of CPS tests before MLRsearch v7 (CSIT 2020-10 to 2023-10): ``NDR_LOWER: <f> CPS`` ...; unit cps."""
+    found = {m.group(1): m.group(2) for m in _BOUND_CPS.finditer(text)}
+    if "NDR_LOWER" not in found and "PDR_LOWER" not in found:
+        return None
+    values, problem = _with_load_latency(text, *_lower_bounds(found, "NDR_LOWER", "PDR_LOWER"))
+    return Measured("ndrpdr", values, problem=problem, units={"ndr": "cps", "pdr": "cps"})
+
+
+def ndrpdr_mlrsearch_v7(text: str) -> Measured | None:
+    """NDRPDR since MLRsearch v7 (CSIT 2023-10-): ``NDR: <f> pps, <f> Gbps (initial)`` / ``PDR: ...``, latency lines."""
+    found = {m.group(1): m.group(2) for m in _BOUND_V7.finditer(text)}
+    if "NDR" not in found and "PDR" not in found:
+        return None
+    values, problem = _with_load_latency(text, *_lower_bounds(found, "NDR", "PDR"))
+    return Measured("ndrpdr", values, problem=problem)
+
+
+def ndrpdr_mlrsearch_v7_cps(text: str) -> Measured | None:
+    """NDRPDR of CPS tests since MLRsearch v7 (CSIT 2023-10-): ``NDR: <f> CPS`` / ``PDR: <f> CPS``; unit cps."""
+    found = {m.group(1): m.group(2) for m in _BOUND_V7_CPS.finditer(text)}
+    if "NDR" not in found and "PDR" not in found:
+        return None
+    values, problem = _with_load_latency(text, *_lower_bounds(found, "NDR", "PDR"))
+    return Measured("ndrpdr", values, problem=problem, units={"ndr": "cps", "pdr": "cps"})
+
+
+_PLR_CPS = re.compile(r"PLRsearch (lower|upper) bound:[ \t]*" + _CPS_TOKEN)
+
+
+def soak_plrsearch_cps(text: str) -> Measured | None:
+    """SOAK of CPS tests (CSIT 2020-10-): ``PLRsearch lower bound: <f> CPS`` / ``... upper bound: <f> CPS``; unit cps."""
+    found = {m.group(1): m.group(2) for m in _PLR_CPS.finditer(text)}
+    if "lower" not in found:
+        return None
+    lower = _number(found["lower"])
+    if lower is None or not math.isfinite(lower) or lower <= 0:
+        return Measured("soak", {"soak": math.nan}, problem=f"invalid PLRsearch lower bound {found['lower'][:40]!r}",
+                        units={"soak": "cps"})
+    upper = _number(found.get("upper", ""))
+    extra = {"upper": upper} if upper is not None else {}
+    return Measured("soak", {"soak": lower}, extra=extra, units={"soak": "cps"})
+
+
 #: All known generations, tried in this order (more specific forms first).
 PARSERS: list[MessageParser] = [
     MessageParser("mrr-trials-pps", mrr_trials_pps),
@@ -212,7 +300,11 @@ PARSERS: list[MessageParser] = [
     MessageParser("mrr-tx-rx-2018", mrr_tx_rx_2018),
     MessageParser("ndrpdr-load-latency", ndrpdr_load_latency),
     MessageParser("ndrpdr-bounds", ndrpdr_bounds),
+    MessageParser("ndrpdr-bounds-cps", ndrpdr_bounds_cps),
+    MessageParser("ndrpdr-mlrsearch-v7", ndrpdr_mlrsearch_v7),
+    MessageParser("ndrpdr-mlrsearch-v7-cps", ndrpdr_mlrsearch_v7_cps),
     MessageParser("soak-plrsearch", soak_plrsearch),
+    MessageParser("soak-plrsearch-cps", soak_plrsearch_cps),
 ]
 
 

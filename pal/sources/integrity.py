@@ -122,14 +122,16 @@ class ContainerCheck:
 
 
 def check_zip(path: Path) -> str:
-    """Open the central directory and return the output*.xml member's name, or raise."""
+    """Open the central directory and return the output*.xml (else first ``*.info.json``) member's name, or raise."""
     try:
         with zipfile.ZipFile(path) as zf:
-            names = [n for n in zf.namelist() if n.rsplit("/", 1)[-1].startswith("output") and ".xml" in n]
+            listed = zf.namelist()
+            names = [n for n in listed if n.rsplit("/", 1)[-1].startswith("output") and ".xml" in n]
+            names += [n for n in listed if n.lower().endswith((".info.json", ".info.json.gz"))]  # CSIT UTI JSON
     except (zipfile.BadZipFile, OSError) as exc:
         raise IntegrityError(f"damaged zip archive ({exc})") from None
     if not names:
-        raise IntegrityError("zip archive holds no output*.xml")
+        raise IntegrityError("zip archive holds no output*.xml nor *.info.json")
     return names[0]
 
 

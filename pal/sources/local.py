@@ -2,7 +2,9 @@
 
 Layouts, nested first: ``DIR/<job>/<build>/<name>`` (also under ``<build>/archives/``) and
 PAL's flat ``DIR/<job>__<build>__<name>``, where ``<name>`` is output.xml or
-output_info.xml, plain or .gz/.xz/.zip, preferred in the order of NAMES.
+output_info.xml, plain or .gz/.xz/.zip, preferred in the order of NAMES. A nested build
+directory without any of those is read as CSIT's UTI JSON results when it has them (an
+archive of the tree, or the tree itself: pal.sources.uti_layout).
 
 Build times: a directory knows no build time (an mtime says when a file was copied, not when
 the build ran), so a local source lists builds without timestamps and ``period-days`` is not
@@ -21,6 +23,7 @@ from pal.model import BuildFile
 from pal.sources.base import BuildInfo, Failed, Missing
 from pal.sources.cache import HashCache
 from pal.sources.integrity import IntegrityError, check_file
+from pal.sources.uti_layout import find_uti, tree_sha256
 
 log = logging.getLogger("pal")
 
@@ -75,7 +78,7 @@ class LocalSource:
                 p = sub / name
                 if p.is_file():
                     return p
-        return None
+        return find_uti(build_dir)
 
     def list_builds(self, job: str) -> dict[int, BuildInfo]:
         """Builds with a file, and build directories without one (reported missing, never skipped silently)."""
@@ -94,6 +97,13 @@ class LocalSource:
                 raise Missing(f"no {' / '.join(NAMES[:4])} in {self.root / job / str(build)} (it holds: "
                               f"{', '.join(seen) or 'nothing'})", urls=[str(self.root / job / str(build))])
             raise Missing(f"not in {self.root}", urls=[str(self.root / job / str(build))])
+        if path.is_dir():  # a UTI tree: fingerprinted (paths, sizes, mtimes), checked file by file when parsed
+            try:
+                sha = tree_sha256(path)
+            except OSError as exc:
+                raise Failed(f"unreadable: {exc.strerror}", urls=[str(path)],
+                             errors=[f"{path}: {exc.strerror}"]) from None
+            return BuildFile(job=job, build=build, path=path, source=self.name, url=str(path), sha256=sha)
         try:
             st = path.stat()
             cached = self.hashes.get(path, st)

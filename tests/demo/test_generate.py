@@ -228,8 +228,8 @@ def test_summary_names_the_counts(demo_small):
 def _ndrpdr(message: str) -> dict[str, float]:
     """NDR/PDR lower bounds (pps, Gbps) and avg latency at 50 % PDR per direction."""
     out = {}
-    for key in ("NDR_LOWER", "PDR_LOWER"):
-        m = re.search(rf"{key}: ([\d.]+) pps, ([\d.]+) Gbps", message)
+    for key in ("NDR_LOWER", "PDR_LOWER"):  # "NDR:" / "PDR:" since MLRsearch v7 (the demo's later builds)
+        m = re.search(rf"(?:{key}|\n{key[:3]}): ([\d.]+) pps, ([\d.]+) Gbps", message)
         out[key], out[key + "_gbps"] = float(m.group(1)), float(m.group(2))
     lat = re.search(r"Latency at 50% PDR: \['\d+/(\d+)/\d+/[^']*', '\d+/(\d+)/\d+/[^']*'\]", message)
     out["d1"], out["d2"] = float(lat.group(1)), float(lat.group(2))

@@ -32,6 +32,8 @@ def _expected_value(message: str, metric: str) -> float:
     if metric in ("mrr", "cps"):
         return statistics.fmean(ast.literal_eval(message[message.index("["):message.index("]") + 1]))
     key = {"ndr": "NDR_LOWER:", "pdr": "PDR_LOWER:", "soak": "PLRsearch lower bound:"}[metric]
+    if key not in message and metric in ("ndr", "pdr"):  # MLRsearch v7 (2023-10): "\nNDR: <f> pps, ..."
+        key = "\n" + metric.upper() + ":"
     return float(message.split(key, 1)[1].split()[0])
 
 

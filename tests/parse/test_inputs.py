@@ -128,7 +128,7 @@ def test_not_robot_xml(data_dir):
 
 
 def test_missing_file(tmp_path):
-    with pytest.raises(ParseError, match=r"nope\.xml \(build 3\): cannot open"):
+    with pytest.raises(ParseError, match=r"nope\.xml \(build 3\): no such file"):
         parse_build(tmp_path / "nope.xml", JOB, 3)
 
 

@@ -125,3 +125,87 @@ def test_malformed_numbers_give_nan_and_a_reason(text, why):
 @pytest.mark.parametrize("text", ["", "Test passed", "Traffic looked fine, NDR unknown", "PLRsearch done"])
 def test_unknown_messages_match_nothing(text):
     assert parse_message(text) == (None, None)
+
+
+# --- generations added for CSIT 2020-10 (CPS) and 2023-10 (MLRsearch v7) --------------------------
+
+NDRPDR_V7 = (
+    "\nNDR: 19876543.5 pps, 13.357 Gbps (initial) \n"
+    "PDR: 20123456.25 pps, 13.523 Gbps (initial) \n"
+    "Latency at 90% PDR: ['9/14/29/HISTFAAAAAF', '9/15/29/HISTFAAAAAG'] \n"
+    "Latency at 50% PDR: ['7/11/18/HISTFAAAAAH', '8/12/19/HISTFAAAAAI'] \n"
+    "Latency at 10% PDR: ['7/10/22/HISTFAAAAAJ', '7/10/21/HISTFAAAAAK'] \n"
+    "Latency at 0% PDR: ['6/10/20/HISTFAAAAAL', '6/10/20/HISTFAAAAAM']"
+)
+
+
+def test_ndrpdr_mlrsearch_v7():
+    m, name = parse_message(NDRPDR_V7)
+    assert name == "ndrpdr-mlrsearch-v7"
+    assert m.values == {"ndr": 19876543.5, "pdr": 20123456.25, "latency_pdr50_d1": 11.0, "latency_pdr50_d2": 12.0}
+    assert m.units == {} and m.problem is None
+
+
+def test_ndrpdr_mlrsearch_v7_without_latency_lines_has_no_latency_rows():
+    m, name = parse_message("\nNDR: 19876543.5 pps, 13.357 Gbps (initial) \nPDR: 20123456.25 pps, 13.523 Gbps (initial)")
+    assert name == "ndrpdr-mlrsearch-v7"
+    assert m.values == {"ndr": 19876543.5, "pdr": 20123456.25}
+
+
+def test_ndrpdr_mlrsearch_v7_bad_pdr_is_nan_with_problem():
+    m, _ = parse_message("\nNDR: 19876543.5 pps, 13.357 Gbps (initial) \nPDR: 12x3 pps, 1 Gbps (initial)")
+    assert m.values["ndr"] == 19876543.5 and math.isnan(m.values["pdr"])
+    assert m.problem == "PDR missing or invalid"
+
+
+def test_ndrpdr_mlrsearch_v7_cps_has_unit_cps():
+    m, name = parse_message("\nNDR: 412345.5 CPS \nPDR: 420000.25 CPS")
+    assert name == "ndrpdr-mlrsearch-v7-cps"
+    assert m.values == {"ndr": 412345.5, "pdr": 420000.25}
+    assert m.units == {"ndr": "cps", "pdr": "cps"}
+
+
+def test_ndrpdr_bounds_cps_2020():
+    m, name = parse_message("\nNDR_LOWER: 412345.5 CPS \nNDR_UPPER: 413000.0 CPS \n"
+                            "PDR_LOWER: 420000.25 CPS \nPDR_UPPER: 421000.0 CPS")
+    assert name == "ndrpdr-bounds-cps"
+    assert m.values == {"ndr": 412345.5, "pdr": 420000.25}
+    assert m.units == {"ndr": "cps", "pdr": "cps"}
+
+
+def test_soak_cps():
+    m, name = parse_message("\nPLRsearch lower bound: 300000.5 CPS \nPLRsearch upper bound: 310000.0 CPS")
+    assert name == "soak-plrsearch-cps"
+    assert (m.values, m.units, m.extra) == ({"soak": 300000.5}, {"soak": "cps"}, {"upper": 310000.0})
+
+
+def test_soak_today_with_gbps_and_initial():
+    m, name = parse_message("\nPLRsearch lower bound: 9000001.0 pps, 6.0 Gbps (initial) \n"
+                            "PLRsearch upper bound: 9500001.0 pps, 6.3 Gbps (initial)")
+    assert name == "soak-plrsearch"
+    assert m.values == {"soak": 9000001.0} and m.extra == {"upper": 9500001.0}
+
+
+def test_one_measurement_in_every_ndrpdr_generation_gives_the_same_values():
+    """A history spanning the generations trends as one series: same metric names, values and units."""
+    ndr, pdr = "18123456.5", "18500000.0"
+    lat = ("Latency at 90% PDR: ['9/14/29/H', '9/14/29/H'] \nLatency at 50% PDR: ['8/12/25/H', '7/11/24/H'] \n"
+           "Latency at 10% PDR: ['7/11/22/H', '7/10/21/H'] \nLatency at 0% PDR: ['6/10/20/H', '6/10/20/H']")
+    old = (f"\nNDR_LOWER: {ndr} pps, 12.179 Gbps (initial) \nLATENCY [min/avg/max/hdrh] per stream: ['1/2/3/H', "
+           f"'1/2/3/H'] \nNDR_UPPER: 18200000.0 pps, 12.23 Gbps (initial) \nPDR_LOWER: {pdr} pps, 12.432 Gbps "
+           f"(initial) \nLATENCY [min/avg/max/hdrh] per stream: ['1/2/3/H', '1/2/3/H'] \nPDR_UPPER: 18600000.0 pps, "
+           f"12.499 Gbps (initial) \n{lat}")
+    new = f"\nNDR: {ndr} pps, 12.179 Gbps (initial) \nPDR: {pdr} pps, 12.432 Gbps (initial) \n{lat}"
+    (a, na), (b, nb) = parse_message(old), parse_message(new)
+    assert (na, nb) == ("ndrpdr-load-latency", "ndrpdr-mlrsearch-v7")
+    assert a.values == b.values == {"ndr": 18123456.5, "pdr": 18500000.0, "latency_pdr50_d1": 12.0,
+                                    "latency_pdr50_d2": 11.0}
+    assert a.units == b.units == {}
+
+
+def test_generations_table_in_the_docs_names_every_parser():
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "formats.md").read_text(encoding="utf-8")
+    for p in PARSERS:
+        assert f"`{p.name}`" in doc, p.name
