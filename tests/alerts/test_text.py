@@ -194,3 +194,16 @@ def test_every_testbed_only_for_the_same_test_and_not_once_acked(tmp_path):
     acked = build_alerts(same, builds, samples_for(same), spec, None, {alt.id: "known"})
     body = write_alert_outputs(tmp_path / "b", acked, same, builds, None, spec, RunReport())["trending-regressions"]
     assert "every testbed" not in body.read_text()
+
+
+def test_cps_ndrpdr_rows_are_in_mcps(tmp_path):
+    """An NDR series of a CPS test has unit cps (the samples' unit), not the metric's default pps."""
+    r = make_result(flat(3e6, 20, 0.02e6) + [2.4e6, 2.4e6], (20,), metric="ndr", name="64b-2t1c-ethip4udp-cps-ndrpdr")
+    r = replace(r, attrs=dict(r.attrs, unit="cps"))
+    spec = make_spec()
+    alerts = build_alerts([r], builds_for([r]), None, spec)
+    assert [a.unit for a in alerts] == ["cps"]
+    text = write_alert_outputs(tmp_path, alerts, [r], builds_for([r]), None, spec, RunReport())["trending-regressions"]
+    lines = text.read_text().splitlines()
+    row = lines[lines.index("Trend[Mcps]:") + 1]
+    assert row.split()[-3:] == ["2.40", "2", "-20.0"]
