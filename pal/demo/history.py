@@ -78,8 +78,14 @@ def master_version(day: date) -> tuple[str, date]:
     return rel, since
 
 
+#: on the last day a new VPP build lands at this UTC hour: jobs that start later test it, earlier
+#: ones the day before's (the demo's last-run regressions: one on a new commit range, one not)
+LATE_BUILD_HOUR = 4
+
+
 def version_timeline(seed: int, first: date, last: date, forced: set[date]) -> dict[date, str]:
-    """VPP build per day: a new one every 1-4 days and on every ``forced`` day."""
+    """VPP build per day: a new one every 1-4 days and on every ``forced`` day; the last day
+    keeps the day before's build (its new one lands late: ``late_version``)."""
     rng = rng_for(seed, "versions")
     out: dict[date, str] = {}
     commits: dict[str, int] = {}
@@ -88,7 +94,7 @@ def version_timeline(seed: int, first: date, last: date, forced: set[date]) -> d
     next_change = first
     while day <= last:
         rel, since = master_version(day)
-        if day >= next_change or day in forced or not current.startswith(rel):
+        if day < last and (day >= next_change or day in forced or not current.startswith(rel)):
             if rel not in commits:  # ~3.5 commits a day since the branch point
                 commits[rel] = 40 + 7 * (day - since).days // 2 if day > since else 1
             commits[rel] += int(rng.integers(3, 25))
@@ -98,6 +104,16 @@ def version_timeline(seed: int, first: date, last: date, forced: set[date]) -> d
         out[day] = current
         day += timedelta(days=1)
     return out
+
+
+def late_version(seed: int, version: str) -> str:
+    """The build that lands on the last day at LATE_BUILD_HOUR: a few commits after ``version``."""
+    rng = rng_for(seed, "late-version")
+    head, _, rest = version.partition("~")
+    count, _, tail = rest.partition("-g")
+    build = tail.partition("~b")[2]
+    n = int(rng.integers(3, 12))
+    return f"{head}~{int(count) + n}-g{int(rng.integers(0, 16 ** 9)):09x}~b{int(build or 0) + 7}"
 
 
 def run_days(profile: JobProfile, n: int) -> list[date]:
@@ -183,10 +199,13 @@ def plan_job(seed: int, profile: JobProfile, tests: list[TestDef], n_runs: int, 
             level[r, slot] *= 1 + change
             planted.append(Planted("reverted", slot, r, change, thr_metrics, runs=[r]))
         slot = take()
-        if slot is not None:  # a fresh regression on the very last run
-            change = -float(rng.uniform(0.15, 0.25))
+        if slot is not None:  # a fresh regression on the very last run: a new commit range when the
+            change = -float(rng.uniform(0.15, 0.25))  # job runs after the late build, else a testbed swap
             level[n - 1, slot] *= 1 + change
-            planted.append(Planted("regression", slot, n - 1, change, thr_metrics, note="last run"))
+            code = days[-1] == END_DAY and profile.start_hour >= LATE_BUILD_HOUR
+            planted.append(Planted("regression", slot, n - 1, change, thr_metrics,
+                                   note="last run, " + ("code: a new VPP build" if code
+                                                        else "infrastructure: same VPP build, another testbed")))
     else:
         step("progression", 0.3, 0.10, 0.25, +1, thr_metrics)
         step("regression", 0.6, 0.10, 0.25, -1, thr_metrics)
@@ -219,10 +238,18 @@ def plan_job(seed: int, profile: JobProfile, tests: list[TestDef], n_runs: int, 
         corrupt = {int(rng.choice(late))}
     return JobPlan(
         profile=profile, tests=tests, builds=[profile.first_build + i for i in range(n)], days=days,
-        starts=starts, tg_ips=tg_ips, versions=[versions[d] for d in days], missing=missing,
+        starts=starts, tg_ips=tg_ips, versions=_versions_of(seed, profile, days, versions), missing=missing,
         corrupt=corrupt, rename_from=rename_run, level=level, lat_level=lat_level, fail=fail,
         planted=planted,
     )
+
+
+def _versions_of(seed: int, profile: JobProfile, days: list[date], versions: dict[date, str]) -> list[str]:
+    """The VPP build each run tested: a job starting after the last day's late build tests it."""
+    out = [versions[d] for d in days]
+    if days and days[-1] == END_DAY and profile.start_hour >= LATE_BUILD_HOUR:
+        out[-1] = late_version(seed, versions[END_DAY])
+    return out
 
 
 def quiet_planted_noise(plan: JobPlan) -> np.ndarray:

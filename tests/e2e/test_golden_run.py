@@ -33,6 +33,7 @@ test-sets:
     jobs: [".*-mrr-.*"]
     select: {{tags: "MRR"}}
     metrics: [mrr]
+    alert-filters: {{min-change-pct: 1.0, confirm-runs: 1}}  # as specs/demo.yaml: last-run changes alert
   - name: ndrpdr
     jobs: [".*-ndrpdr-.*"]
     select: {{tags: NDRPDR}}
@@ -86,7 +87,7 @@ def test_corrupt_archive_is_reported_and_the_run_goes_on(golden):
 
 def test_first_run_fails_on_new_last_run_regressions_second_does_not(golden):
     truth, _, first_code, outcome = golden
-    assert any(e.note == "last run" for e in truth.events if e.kind == "regression")
+    assert any(e.note.startswith("last run") for e in truth.events if e.kind == "regression")
     assert first_code == 2
     # same inputs again: the regressions are known (ongoing), not new -> exit 0
     assert outcome.exit_code == 0
@@ -183,3 +184,23 @@ def test_upstream_build_is_checked(golden, tmp_path):
     bad = run(spec, RunOptions(upstream=(job.name, corrupt), out_dir=work / "out"))
     assert any(p.item == f"{job.name}/{corrupt}" and p.stage == "analyse" for p in bad.report.problems)
     assert main(["run", "--spec", str(work / "spec.yaml"), "--upstream", "no-build-number", "-q"]) == 1
+
+
+def test_last_run_regressions_say_code_or_infrastructure(golden):
+    """The demo plants two last-run regressions: on 2n-icx the same VPP build on another testbed
+    (infrastructure), on 3n-alt a VPP build that landed before the job started (code: a commit
+    range and CSIT's bisect trigger)."""
+    truth, work, _, _ = golden
+    doc = json.loads((work / "out" / "alerts.json").read_text())
+    planted = {(e.job, e.test_id): e.note for e in truth.events if e.kind == "regression" and e.note.startswith("last run")}
+    got = {(a["job"], a["test_id"]): a for a in doc["alerts"] if (a["job"], a["test_id"]) in planted and a["metric"] == "mrr"}
+    assert set(got) == set(planted)
+    for key, note in planted.items():
+        a = got[key]
+        if "code" in note:
+            assert a["suspect"]["verdict"] == "code" and a["suspect"]["commits"] >= 3
+            assert a["bisect"]["comment"].startswith(f"bisecttest-{a['topo_arch']} {a['suspect']['good']} ")
+        else:
+            assert a["suspect"]["verdict"] == "infrastructure" and a["bisect"] is None
+            assert "testbed" in a["suspect"]["summary"]
+    assert {n.split(", ")[1].split(":")[0] for n in planted.values()} == {"code", "infrastructure"}
