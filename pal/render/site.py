@@ -42,13 +42,14 @@ from pal.render import dashboard, graphs, stats, svg
 from pal.render.buildinfo import BuildIndex
 from pal.render.downloads import job_csv
 from pal.render.escape import js_assign
-from pal.render.naming import build_label, graph_key, group_key, safe_slug, short_name
+from pal.render.naming import build_label, graph_key, graph_order, group_key, safe_slug, short_name
 from pal.render.pages import (
     DEFAULT_TEMPLATES,
     Links,
     Pages,
     SeriesExtras,
     SiteInfo,
+    alert_context,
     group_label,
     misaligned,
     series_key_text,
@@ -146,7 +147,7 @@ def _write(tmp: Path, previous: Path, results: list[SeriesResult], samples: pd.D
             futures = [pool.submit(_render_groups, str(tmp), str(previous), info, str(templates_dir), facts, c)
                        for c in _balanced(tasks, _workers(workers) * 4)]
         _write_jobs(tmp, pages, jobs, results, builds, facts, info.links)
-        _write_index(tmp, pages, results, samples, builds, report, alerts, jobs, group_links, info.links)
+        _write_index(tmp, pages, results, samples, builds, report, alerts, jobs, group_links, info.links, spec)
         if pool is not None:
             problems = [p for f in futures for p in f.result()]
     finally:
@@ -295,7 +296,7 @@ def _write_group(tmp: Path, previous: Path, pages: Pages, task: GroupTask) -> No
 
 def _chunks(by_graph: dict) -> list[tuple[tuple, list[SeriesResult]]]:
     out = []
-    for gk in sorted(by_graph):
+    for gk in sorted(by_graph, key=graph_order):
         members = by_graph[gk]
         for i in range(0, len(members), MAX_TRACES):
             out.append((gk, members[i:i + MAX_TRACES]))
@@ -306,7 +307,7 @@ def _extras(results: list[SeriesResult], samples: pd.DataFrame, alerts: list[Ale
             ) -> dict[SeriesKey, SeriesExtras]:
     by_key: dict[SeriesKey, dict] = {}
     for a in sorted(alerts or [], key=lambda a: a.id):
-        by_key.setdefault(a.key, {"alerts": [], "failures": []})["alerts"].append((a.id, a.kind, _ack_text(a)))
+        by_key.setdefault(a.key, {"alerts": [], "failures": []})["alerts"].append(a)
     if samples is not None and not samples.empty and "status" in samples.columns:
         fails = samples[samples["status"] == "FAIL"].sort_values(["job", "test_id", "metric", "build"], kind="stable")
         for (job, test_id, metric), grp in fails.groupby(["job", "test_id", "metric"], sort=True):
@@ -318,14 +319,6 @@ def _extras(results: list[SeriesResult], samples: pd.DataFrame, alerts: list[Ale
             by_key.setdefault(SeriesKey(str(job), str(test_id), str(metric)), {"alerts": [], "failures": []})[
                 "failures"] = rows
     return {k: SeriesExtras(tuple(v["alerts"]), tuple(v["failures"])) for k, v in by_key.items()}
-
-
-def _ack_text(alert: AlertView) -> str:
-    """Acked: why. Not acked: the acks.yaml lines to copy (shown in a <pre>, escaped)."""
-    if alert.acked:
-        return f"acknowledged: {alert.ack_reason}" if alert.ack_reason else "acknowledged"
-    return f"not acknowledged; to acknowledge, add to acks.yaml:\n{alert.ack_snippet}" if alert.ack_snippet \
-        else "not acknowledged"
 
 
 def page_digests(results: list[SeriesResult], alerts: list[AlertView] | None = None) -> dict[str, str]:
@@ -384,8 +377,8 @@ def _write_jobs(tmp: Path, pages: Pages, jobs: list[str], results: list[SeriesRe
 
 def _write_index(tmp: Path, pages: Pages, results: list[SeriesResult], samples: pd.DataFrame, builds: pd.DataFrame,
                  report: RunReport, alerts: list[AlertView] | None, jobs: list[str], group_links: dict,
-                 links: Links) -> None:
-    tables = dashboard.dashboard_tables(results)
+                 links: Links, spec: Spec) -> None:
+    tables = dashboard.dashboard_tables(results, {ts.name: ts.alert_filters.min_change_pct for ts in spec.test_sets})
     failed = dashboard.failed_tests(samples, results)
     testbeds = sorted({t.testbed for t in tables} | {f.testbed for f in failed})
     failed_by: dict[str, list[dict]] = {}
@@ -403,10 +396,10 @@ def _write_index(tmp: Path, pages: Pages, results: list[SeriesResult], samples: 
     order = sorted(alerts or [], key=lambda a: (a.acked, a.kind != "regression", a.id))
     for a in order:
         r = by_key.get(a.key)
-        alert_rows.append({
-            "id": a.id, "kind": a.kind, "acked": a.acked, "ack": _ack_text(a), "slug": r.key.slug() if r else None,
-            "name": short_name(r.key, str(r.attrs.get("nic") or "")) if r else series_key_text(a.key),
-        })
+        alert_rows.append(dict(
+            alert_context(a), slug=r.key.slug() if r else None,
+            name=short_name(r.key, str(r.attrs.get("nic") or "")) if r else series_key_text(a.key),
+        ))
     job_rows = []
     for job in jobs:
         df = stats.job_builds(builds, job)
@@ -424,6 +417,7 @@ def _write_index(tmp: Path, pages: Pages, results: list[SeriesResult], samples: 
         testbeds=[(tb, [t for t in tables if t.testbed == tb]) for tb in testbeds],
         failed=failed_by, groups=group_links, facets=facets, alerts=alert_rows,
         missing=dashboard.missing_builds(report), jobs=job_rows,
+        windows=dashboard.window_notes(spec.test_sets, results), columns=dashboard.COLUMNS,
     )
     (tmp / "index.html").write_text(html, "utf-8")
 

@@ -9,10 +9,14 @@ import pytest
 
 from pal.render import render_site
 from pal.report import RunReport
-from tests.render.factory import FakeAlert, builds_for, make_result, make_spec, samples_for
+from tests.render.factory import builds_for, make_alert, make_result, make_spec, samples_for
 
 EVIL = "<script>alert(1)</script>"
 NDR_JOB = "csit-vpp-perf-ndrpdr-weekly-master-2n-icx"
+RANGE_URL = "https://git.example/vpp/log/?qt=range&q=88a9c0e02..5e5f2a3b1"
+BISECT = "bisecttest-2n-icx 88a9c0e02 ndrpdrAND64bAND1cANDethip4-ip4base"
+LATENCY_SNIPPET = ('# csit-vpp-perf-ndrpdr-weekly-master-2n-icx ... latency_pdr50_d1: regression +50.0 % from build 106\n'
+                   'L-2: "reason, e.g. a ticket or change number"\n')
 
 
 def site_inputs():
@@ -39,7 +43,15 @@ def site_inputs():
     ]
     samples = samples_for(results, {(results[1].key.test_id, 125): f"=cmd|' /C calc'!A0 {EVIL}"})
     builds = builds_for(results)
-    alerts = [FakeAlert("R-1", results[0].key, "regression", acked=True, ack_reason=f"known {EVIL}")]
+    alerts = [
+        make_alert("R-1", results[0].key, "regression", acked=True, ack_reason=f"known {EVIL}", change_pct=-15.0,
+                   first_bad_build=130, suspect_verdict="infrastructure",
+                   suspect_summary="infrastructure: same VPP 22.02-rc0~130, testbed tb-1 -> tb-0"),
+        make_alert("L-2", results[4].key, "regression", change_pct=50.0, first_bad_build=106,
+                   ack_snippet=LATENCY_SNIPPET, suspect_verdict="code",
+                   suspect_summary=f"code: VPP 88a9c0e02..5e5f2a3b1, 12 commits {EVIL}", suspect_url=RANGE_URL,
+                   bisect_comment=BISECT),
+    ]
     return results, samples, builds, alerts
 
 
