@@ -108,6 +108,12 @@ def alert_context(a: AlertView) -> dict:
     The ack snippet and the bisect trigger keep their lines (a <pre> each) so they paste as
     they are; ``dom`` is the alert id made safe for element ids (copy buttons point at them).
     """
+    verdict = a.suspect_verdict if a.suspect_verdict in ("code", "infrastructure") else "unknown"
+    summary = a.suspect_summary
+    if summary.startswith(f"{verdict}: "):  # the verdict is shown beside it already
+        summary = summary[len(verdict) + 2:]
+    elif summary == verdict:
+        summary = ""
     return {
         "id": a.id,
         "dom": safe_slug(a.id),
@@ -118,8 +124,8 @@ def alert_context(a: AlertView) -> dict:
         "ack_reason": a.ack_reason or "",
         "ack_snippet": a.ack_snippet,
         "change_pct": a.change_pct,
-        "verdict": a.suspect_verdict if a.suspect_verdict in ("code", "infrastructure") else "unknown",
-        "summary": a.suspect_summary,
+        "verdict": verdict,
+        "summary": summary,
         "range_url": a.suspect_url if a.suspect_url and a.suspect_url.startswith(("https://", "http://")) else None,
         "bisect": a.bisect_comment or "",
     }

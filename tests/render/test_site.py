@@ -273,3 +273,72 @@ def test_pool_chunks_keep_group_order_and_balance_the_drill_downs():
     chunks = site_mod._balanced(tasks, 3)
     assert [t for c in chunks for t in c] == tasks
     assert [sum(len(t.render) + 1 for t in c) for c in chunks] == [6 + 2 + 2, 2 + 2 + 10, 1 + 3]
+
+
+def _alert_rows(html: str) -> dict[str, str]:
+    table = html[html.index('<table class="alerts">'):]
+    table = table[:table.index("</table>")]
+    return dict(re.findall(r"<tr[^>]*><td>([A-Z]-\d)</td>(.*?)</tr>", table, re.S))
+
+
+def test_alert_tables_show_suspect_bisect_trigger_and_a_multi_line_ack_snippet(site):
+    root, results, _ = site
+    index = (root / "index.html").read_text("utf-8")
+    drill = (root / "s" / f"{results[4].key.slug()}.html").read_text("utf-8")
+    for html in (index, drill):
+        rows = _alert_rows(html)
+        latency = rows["L-2"]
+        assert ('<span class="suspect code">code</span> VPP 88a9c0e02..5e5f2a3b1, 12 commits '
+                '&lt;script&gt;alert(1)&lt;/script&gt; <a href="https://git.example/vpp/log/?qt=range&amp;'
+                'q=88a9c0e02..5e5f2a3b1">commit range</a>') in latency
+        assert ('<pre class="copyable" id="bisect-L-2-396d298a">bisecttest-2n-icx 88a9c0e02 '
+                'ndrpdrAND64bAND1cANDethip4-ip4base</pre><button type="button" class="copy" '
+                'data-copy="bisect-L-2-396d298a" hidden>Copy</button>') in latency
+        # the snippet keeps its two lines (real YAML to paste), in a <pre> with its own copy button
+        pre = re.search(r'<pre class="copyable" id="ack-L-2-396d298a">(.*?)</pre>', latency, re.S).group(1)
+        assert pre == ("# csit-vpp-perf-ndrpdr-weekly-master-2n-icx ... latency_pdr50_d1: regression +50.0 % from "
+                       "build 106\nL-2: &#34;reason, e.g. a ticket or change number&#34;\n")
+        assert 'data-copy="ack-L-2-396d298a" hidden>Copy</button>' in latency
+        assert "<td>50.00</td>" in latency
+    mrr = _alert_rows(index)["R-1"]
+    assert '<span class="suspect infrastructure">infrastructure</span> same VPP 22.02-rc0~130, testbed tb-1 -&gt; tb-0' \
+        in mrr and "<td>—</td>" in mrr  # no bisect for an infrastructure change
+    assert "acknowledged: known &lt;script&gt;" in mrr and "<pre" not in mrr
+
+
+def test_group_page_orders_graphs_the_csit_way(site):
+    root, _, _ = site
+    page = next(p for p in (root / "g").iterdir() if "25ge2p1xxv710-ip4" in p.name).read_text("utf-8")
+    titles = re.findall(r"<h2>(.*?)</h2>", page)
+    # MRR, then NDR, then latency (sorting by metric id put latency first)
+    assert [t.rsplit(" ", 1)[-1] for t in titles] == ["mrr", "ndr", "latency_pdr50_d1"]
+
+
+def test_index_legend_states_windows_and_columns_as_text_and_tooltips(site):
+    root, _, _ = site
+    html = (root / "index.html").read_text("utf-8")
+    legend = html[html.index('<section class="legend"'):html.index("</section>")]
+    assert ("<li><strong>mrr-daily</strong>: short-term window = the last 10 runs (about 10 days at a run every "
+            "1 day), 5 runs on a testbed type with one testbed; long-term reference = the best trend in the 180 "
+            "runs or 180 days (whichever is shorter) before the short-term window.</li>") in legend
+    assert "<dt>Long-Term Change</dt><dd>Trend now against the best trend" in legend
+    head = re.search(r'<table class="dash sortable">\s*<thead>(.*?)</thead>', html, re.S).group(1)
+    assert re.findall(r'<th title="[^"]+">([^<]+)</th>', head) == [
+        "Test Case", "Trend [Mpps]", "Runs [#]", "Short-Term Change [%]", "Long-Term Change [%]",
+        "Regressions [#]", "Progressions [#]"]
+
+
+def test_drill_down_evidence_has_labels_and_units():
+    from pal.render.evidence import describe
+    from pal.render.naming import scale_of
+
+    ev = {"after_runs": 14, "before_runs": 1, "missing_between": 0, "restores_build": 358, "min_change_pct": 1.0,
+          "detector_before": 3943513.093, "flagged_at": 2, "odd_key": 0.123456, "note": "text"}
+    job = "csit-vpp-perf-mrr-daily-master-2n-icx"
+    assert describe(ev, scale_of("mrr"), job, lambda i: [355, 356, 357][i] if 0 <= i < 3 else None) == [
+        ("runs at the old level", "1 run"), ("runs at the new level", "14 runs"),
+        ("missing runs between the levels", "0 runs"), ("old level as the detector saw it", "3.944 Mpps"),
+        ("smallest change alerted", "1 %"), ("undoes the change of build", "mrr-daily-build-358"),
+        ("flagged at", "mrr-daily-build-357"), ("note", "text"), ("odd key", "0.1235")]
+    assert describe({"tmsd": 1.5}, scale_of("latency_pdr50_d1"), job, lambda i: None) == [
+        ("trimmed moving standard deviation", "1.50 µs")]
