@@ -68,3 +68,33 @@ def site(tmp_path_factory):
     out = tmp_path_factory.mktemp("render")
     index, results, report = render(out)
     return index.parent, results, report
+
+
+def long_inputs():
+    """A dashboard with a long MRR table (60 rows), an NDR table and a latency table whose worst row
+    is a +23.75 % rise (lower is better) from before the short-term window, and one open alert."""
+    rng = np.random.default_rng(11)
+    results = []
+    for i in range(60):
+        level = 5e6 + i * 1e5
+        results.append(make_result(rng.normal(level, 1e3, 30), test_id=f"tests.vpp.perf.ip4.2n1l-25ge2p1xxv710-"
+                                   f"ethip4-ip4base-mrr.64b-2t1c-ethip4-case{i:02d}-mrr"))
+    ndr_test = "tests.vpp.perf.ip4.2n1l-25ge2p1xxv710-ethip4-ip4base-ndrpdr.64b-2t1c-ethip4-{}-ndrpdr"
+    for i in range(8):
+        results.append(make_result(rng.normal(9e6, 1e3, 30), job=NDR_JOB, metric="ndr",
+                                   test_id=ndr_test.format(f"case{i}")))
+    for name, after in (("flat0", 20.0), ("rise", 24.75), ("flat1", 20.0), ("small", 21.0)):
+        results.append(make_result([20.0] * 20 + [after] * 20, (20,) if after != 20.0 else (), job=NDR_JOB,
+                                   metric="latency_pdr50_d1", test_id=ndr_test.format(name)))
+    alerts = [make_alert("L-9", results[-3].key, "regression", change_pct=23.75, first_bad_build=120,
+                         ack_snippet=LATENCY_SNIPPET, suspect_verdict="code", suspect_summary="code: VPP a..b",
+                         bisect_comment=BISECT)]
+    return results, samples_for(results), builds_for(results), alerts
+
+
+@pytest.fixture(scope="session")
+def long_site(tmp_path_factory):
+    out = tmp_path_factory.mktemp("render-long")
+    results, samples, builds, alerts = long_inputs()
+    index = render_site(out, results, samples, builds, RunReport(), make_spec(), alerts)
+    return index.parent, results
