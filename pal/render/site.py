@@ -37,6 +37,7 @@ from typing import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
+from pal import __version__ as pal_version
 from pal.model import AlertView, SeriesKey, SeriesResult
 from pal.render import dashboard, graphs, stats, svg
 from pal.render.buildinfo import BuildIndex
@@ -321,19 +322,38 @@ def _extras(results: list[SeriesResult], samples: pd.DataFrame, alerts: list[Ale
     return {k: SeriesExtras(tuple(v["alerts"]), tuple(v["failures"])) for k, v in by_key.items()}
 
 
-def page_digests(results: list[SeriesResult], alerts: list[AlertView] | None = None) -> dict[str, str]:
+def render_fingerprint(templates_dir: Path | None = None) -> str:
+    """A digest of what draws the pages: pal's version, the templates and the render code.
+
+    Part of every page digest, so a new pal (or an edited template) draws every page again
+    instead of keeping pages (and group graphs) drawn by the old one.
+    """
+    h = hashlib.sha1(pal_version.encode())
+    roots = [Path(templates_dir) if templates_dir else DEFAULT_TEMPLATES, Path(__file__).resolve().parent]
+    for root in roots:
+        for path in sorted(p for p in root.rglob("*") if p.is_file() and p.suffix in (".py", ".html", ".css", ".js",
+                                                                                         ".svg")):
+            h.update(str(path.relative_to(root)).encode())
+            h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def page_digests(results: list[SeriesResult], alerts: list[AlertView] | None = None,
+                 templates_dir: Path | None = None) -> dict[str, str]:
     """A fingerprint of what each drill-down page shows, by ``"<job>|<test id>|<metric>"``.
 
     Pages whose digest is unchanged since the last render are kept. The page lists the
-    series' alerts (id, kind, ack), so an alert that appears, goes or is acked without new
-    data changes the digest too.
+    series' alerts (id, kind, ack, suspect, bisect trigger), so an alert that appears, goes or
+    is acked without new data changes the digest too; so does a change of the templates or
+    the render code (``render_fingerprint``).
     """
+    code = render_fingerprint(templates_dir).encode()
     by_key: dict[SeriesKey, list[AlertView]] = {}
     for a in alerts or []:
         by_key.setdefault(a.key, []).append(a)
     out = {}
     for r in results:
-        h = hashlib.sha1()
+        h = hashlib.sha1(code)
         for arr in (r.builds, r.times, r.values, r.stdevs, r.trend):
             h.update(np.ascontiguousarray(arr).tobytes())
         h.update(json.dumps([(c.index, c.kind, c.detector, c.first_bad_build, c.last_good_build)

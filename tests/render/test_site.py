@@ -342,3 +342,20 @@ def test_drill_down_evidence_has_labels_and_units():
         ("flagged at", "mrr-daily-build-357"), ("note", "text"), ("odd key", "0.1235")]
     assert describe({"tmsd": 1.5}, scale_of("latency_pdr50_d1"), job, lambda i: None) == [
         ("trimmed moving standard deviation", "1.50 µs")]
+
+
+def test_page_digests_change_with_the_templates(tmp_path):
+    """Pages drawn by an older template are not kept: the digest covers what draws them."""
+    import shutil
+
+    from pal.render.pages import DEFAULT_TEMPLATES
+
+    results, _, _, alerts = site_inputs()
+    templates = tmp_path / "templates"
+    shutil.copytree(DEFAULT_TEMPLATES, templates)
+    before = site_mod.page_digests(results, alerts, templates)
+    assert site_mod.page_digests(results, alerts, templates) == before  # deterministic
+    css = templates / "static" / "pal.css"
+    css.write_text(css.read_text("utf-8") + "\nbody { color: #000; }\n", "utf-8")
+    after = site_mod.page_digests(results, alerts, templates)
+    assert set(after) == set(before) and all(after[k] != before[k] for k in before)
