@@ -1,13 +1,15 @@
 """Screenshots of the site for the README and docs: ``docs/img/*.png``.
 
-    make demo && python -m benchmarks.screenshot_dashboard --site out/demo/site [--out-dir docs/img]
+    pal demo-data /tmp/demo --small     # then a copy of specs/demo.yaml pointing at it, and pal run
+    python -m benchmarks.screenshot_dashboard --site OUT/site [--out-dir docs/img]
     python -m benchmarks.screenshot_dashboard            # a small synthetic site instead
 
 Serves the site on 127.0.0.1 and photographs, in headless Debian Chromium (``make browser``),
-the index (at its first dashboard table), the drill-down of the first alert of the index
-(else of the first regression), and the graph page of the first group; each twice: as a
-reader with scripts sees it (``<page>.png``) and under Jenkins' default Content-Security-Policy,
-which blocks every script (``<page>-csp.png``: the static SVG graphs and plain-text cells).
+the index (at its first dashboard table), the drill-down of the index's first alert with a
+bisect trigger (else its first alert, else its first regression) and the graph page that
+drill-down belongs to; each twice: as a reader with scripts sees it (``<page>.png``) and under
+Jenkins' default Content-Security-Policy, which blocks every script (``<page>-csp.png``: the
+static SVG graphs and plain-text cells).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from pathlib import Path
 from tests.render.serve import CHROMIUM, CHROMIUM_ARGS, JENKINS_CSP, serve
 
 WIDTH, HEIGHT = 1280, 1000
+DRILL_HEIGHT = 1500
 
 
 def synthetic_site(tmp: Path) -> Path:
@@ -41,11 +44,16 @@ def pages_of(site: Path) -> dict[str, str]:
     index = (site / "index.html").read_text("utf-8")
     table = re.search(r'<h3 id="(t-[^"]+)"', index)
     alerts = index[index.index('<h2 id="alerts"'):] if '<h2 id="alerts"' in index else ""
-    drill = re.search(r'href="(s/[^"]+\.html)"', alerts) or re.search(r'<tr class="reg"[^>]*><td><a href="(s/[^"]+)"',
+    drill = re.search(r'href="(s/[^"]+\.html)"[^\n]*data-copy="bisect-', alerts) or \
+        re.search(r'href="(s/[^"]+\.html)"', alerts) or re.search(r'<tr class="reg"[^>]*><td><a href="(s/[^"]+)"',
                                                                       index) or re.search(r'href="(s/[^"]+)"', index)
-    group = re.search(r'href="(g/[^"]+\.html)"', index)
-    if not (drill and group):
-        raise SystemExit(f"{site / 'index.html'} links no drill-down or graph page")
+    if not drill:
+        raise SystemExit(f"{site / 'index.html'} links no drill-down page")
+    # the graph page the drill-down belongs to (its breadcrumb), else the index's first
+    crumb = re.search(r'href="\.\./(g/[^"]+\.html)"', (site / drill.group(1)).read_text("utf-8"))
+    group = crumb or re.search(r'href="(g/[^"]+\.html)"', index)
+    if not group:
+        raise SystemExit(f"{site / 'index.html'} links no graph page")
     return {"index": "index.html" + (f"#{table.group(1)}" if table else ""), "drill-down": drill.group(1),
             "graph": group.group(1)}
 
@@ -68,7 +76,11 @@ def photograph(site: Path, out_dir: Path) -> list[Path]:
                         page.wait_for_selector("div.pal-graph[data-drawn='1']")
                     page.wait_for_timeout(300)
                     path = out_dir / f"{name}{'-csp' if csp else ''}.png"
-                    page.screenshot(path=str(path))
+                    if name == "drill-down":  # down to its alerts table
+                        page.screenshot(path=str(path), full_page=True, clip={"x": 0, "y": 0, "width": WIDTH,
+                                                                              "height": DRILL_HEIGHT})
+                    else:
+                        page.screenshot(path=str(path))
                     written.append(path)
                 page.close()
         browser.close()

@@ -24,6 +24,17 @@ TYPE_ORDER = ("MRR", "CPS", "NDR", "PDR", "SOAK", "Latency")
 METRIC_ORDER = ("mrr", "cps", "ndr", "pdr", "soak", "latency_pdr50_d1", "latency_pdr50_d2")
 
 
+#: how graph titles name a metric (CSIT: the test type; latency: avg at 50 % PDR, per direction)
+METRIC_LABELS: dict[str, str] = {
+    "mrr": "MRR", "ndr": "NDR", "pdr": "PDR", "soak": "SOAK", "cps": "CPS",
+    "latency_pdr50_d1": "latency at 50 % PDR, direction 1", "latency_pdr50_d2": "latency at 50 % PDR, direction 2",
+}
+
+
+def metric_label(metric: str) -> str:
+    return METRIC_LABELS.get(metric, metric)
+
+
 def metric_rank(metric: str) -> tuple[int, str]:
     """Sort key of a metric in CSIT's order: MRR, CPS, NDR, PDR, SOAK, latency, then unknown ones."""
     try:

@@ -43,7 +43,7 @@ from pal.render import dashboard, graphs, stats, svg
 from pal.render.buildinfo import BuildIndex
 from pal.render.downloads import job_csv
 from pal.render.escape import js_assign
-from pal.render.naming import build_label, graph_key, graph_order, group_key, safe_slug, short_name
+from pal.render.naming import build_label, graph_key, graph_order, group_key, metric_label, safe_slug, short_name
 from pal.render.pages import (
     DEFAULT_TEMPLATES,
     Links,
@@ -274,7 +274,7 @@ def _write_group(tmp: Path, previous: Path, pages: Pages, task: GroupTask) -> No
     graphs_ctx = []
     for n, (gk, members) in enumerate(_chunks(by_graph)):
         metric, fs, cores = gk
-        title = " ".join(p for p in (group_label(gkey), fs, cores, metric) if p)
+        title = " ".join(p for p in (group_label(gkey), fs, cores, metric_label(metric)) if p)
         name = f"g-{gslug}-{n}.svg"
         chart = graphs.group_chart(title, members)
         if task.changed or not _reuse(previous, tmp, [f"svg/{name}"]):

@@ -123,3 +123,15 @@ def test_window_notes_state_the_spec_windows_in_runs_and_days():
     assert note.text == ("short-term window = the last 4 runs (about 4 days at a run every 1 day), 2 runs on a "
                          "testbed type with one testbed; long-term reference = the best trend in the 26 runs or "
                          "90 days (whichever is shorter) before the short-term window")
+
+
+def test_graph_sections_follow_csit_metric_order_then_frame_size_and_cores():
+    from pal.render.naming import graph_order
+
+    keys = [("latency_pdr50_d1", "64B", "1C"), ("pdr", "64B", "1C"), ("ndr", "64B", "1C"), ("mrr", "IMIX", "1C"),
+            ("mrr", "1518B", "1C"), ("mrr", "64B", "10C"), ("mrr", "64B", "2C"), ("zzz", "64B", "1C"),
+            ("latency_pdr50_d2", "64B", "1C"), ("soak", "64B", "1C")]
+    assert sorted(keys, key=graph_order) == [
+        ("mrr", "64B", "2C"), ("mrr", "64B", "10C"), ("mrr", "1518B", "1C"), ("mrr", "IMIX", "1C"),
+        ("ndr", "64B", "1C"), ("pdr", "64B", "1C"), ("soak", "64B", "1C"), ("latency_pdr50_d1", "64B", "1C"),
+        ("latency_pdr50_d2", "64B", "1C"), ("zzz", "64B", "1C")]

@@ -311,7 +311,8 @@ def test_group_page_orders_graphs_the_csit_way(site):
     page = next(p for p in (root / "g").iterdir() if "25ge2p1xxv710-ip4" in p.name).read_text("utf-8")
     titles = re.findall(r"<h2>(.*?)</h2>", page)
     # MRR, then NDR, then latency (sorting by metric id put latency first)
-    assert [t.rsplit(" ", 1)[-1] for t in titles] == ["mrr", "ndr", "latency_pdr50_d1"]
+    assert titles == ["2n-icx 25ge2p1xxv710 ip4 64B 1C MRR", "2n-icx 25ge2p1xxv710 ip4 64B 1C NDR",
+                      "2n-icx 25ge2p1xxv710 ip4 64B 1C latency at 50 % PDR, direction 1"]
 
 
 def test_index_legend_states_windows_and_columns_as_text_and_tooltips(site):
