@@ -329,8 +329,13 @@ def test_index_legend_states_windows_and_columns_as_text_and_tooltips(site):
         "Regressions [#]", "Progressions [#]"]
 
 
-def test_drill_down_evidence_has_labels_and_units():
+def test_drill_down_evidence_has_labels_and_units(site):
     from pal.render.evidence import describe
+
+    root, results, _ = site
+    page = (root / "s" / f"{results[0].key.slug()}.html").read_text("utf-8")
+    assert '<ul class="evidence"><li>information gained by the split: 12.5 bits</li></ul>' in page
+    assert "bits_saved" not in page
     from pal.render.naming import scale_of
 
     ev = {"after_runs": 14, "before_runs": 1, "missing_between": 0, "restores_build": 358, "min_change_pct": 1.0,
