@@ -5,6 +5,8 @@
   document.documentElement.setAttribute("data-pal-js", "1");
 
   function cellValue(td) {
+    var key = td.getAttribute("data-sort"); /* e.g. a change signed by the metric's direction */
+    if (key !== null) { return key === "" ? "" : parseFloat(key); }
     var text = td.textContent.trim();
     var n = parseFloat(text);
     return (text !== "" && !isNaN(n) && /^[-+]?[0-9.]+$/.test(text)) ? n : text.toLowerCase();

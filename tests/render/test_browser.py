@@ -249,3 +249,15 @@ def test_alert_cells_read_as_text_under_jenkins_csp(long_site, page):
             pres = page.locator("table.alerts pre.copyable").all_inner_texts()
             assert pres == [BISECT, LATENCY_SNIPPET]
             assert "code" in page.locator("table.alerts span.suspect").inner_text()
+
+
+def test_sorting_a_change_column_puts_the_worst_first_in_latency_and_throughput(long_site, page):
+    root, _ = long_site
+    with serve(root) as base:
+        page.goto(base + "index.html")
+        lat = page.locator("h3#t-2n-icx-Latency-1C + table.dash")
+        lat.locator("th", has_text="Long-Term Change").click()
+        assert lat.locator("tbody td:nth-child(5)").all_inner_texts() == ["23.75", "5.00", "0.00", "0.00"]
+        lat.locator("th", has_text="Long-Term Change").click()
+        assert lat.locator("tbody td:nth-child(5)").all_inner_texts() == ["0.00", "0.00", "5.00", "23.75"]
+    assert page.errors == []
