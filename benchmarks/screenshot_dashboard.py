@@ -5,7 +5,8 @@
     python -m benchmarks.screenshot_dashboard            # a small synthetic site instead
 
 Serves the site on 127.0.0.1 and photographs, in headless Debian Chromium (``make browser``),
-the index (at its first dashboard table), the drill-down of the index's first alert with a
+the index (at its first dashboard table, and at the first latency table whose worst row is
+coloured), the drill-down of the index's first alert with a
 bisect trigger (else its first alert, else its first regression) and the graph page that
 drill-down belongs to; each twice: as a reader with scripts sees it (``<page>.png``) and under
 Jenkins' default Content-Security-Policy, which blocks every script (``<page>-csp.png``: the
@@ -54,8 +55,13 @@ def pages_of(site: Path) -> dict[str, str]:
     group = crumb or re.search(r'href="(g/[^"]+\.html)"', index)
     if not group:
         raise SystemExit(f"{site / 'index.html'} links no graph page")
-    return {"index": "index.html" + (f"#{table.group(1)}" if table else ""), "drill-down": drill.group(1),
-            "graph": group.group(1)}
+    shots = {"index": "index.html" + (f"#{table.group(1)}" if table else "")}
+    # a latency table whose worst row is a rise (lower is better): listed first and coloured
+    for m in re.finditer(r'<h3 id="(t-[^"]*-Latency-[^"]*)">.*?<tbody>\s*<tr[^>]*>(.*?)</tr>', index, re.S):
+        if 'class="worse"' in m.group(2):
+            shots["index-latency"] = f"index.html#{m.group(1)}"
+            break
+    return {**shots, "drill-down": drill.group(1), "graph": group.group(1)}
 
 
 def photograph(site: Path, out_dir: Path) -> list[Path]:
@@ -72,7 +78,7 @@ def photograph(site: Path, out_dir: Path) -> list[Path]:
                 for name, rel in shots.items():
                     page.goto(base + rel)
                     page.wait_for_load_state("load")
-                    if csp is None and name != "index":
+                    if csp is None and not name.startswith("index"):
                         page.wait_for_selector("div.pal-graph[data-drawn='1']")
                     page.wait_for_timeout(300)
                     path = out_dir / f"{name}{'-csp' if csp else ''}.png"
