@@ -19,6 +19,7 @@ import pal
 from pal.model import AlertView, SeriesKey, SeriesResult
 from pal.render import evidence, graphs, svg
 from pal.render.buildinfo import BuildIndex
+from pal.render.dashboard import change_css
 from pal.render.escape import js_assign
 from pal.render.naming import build_label, group_key, safe_slug, scale_of, short_name, topo_of
 
@@ -80,6 +81,8 @@ class SiteInfo:
     data_until: str
     links: Links = field(default_factory=Links)
     version: str = pal.__version__
+    # per test set, the smallest change in percent that is coloured (its alert filter's min-change-pct)
+    thresholds: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -248,6 +251,8 @@ class Pages:
             "svg_height": height,
             "has_bands": bool(r.bands),
             "comp": {
+                "short_css": change_css(comp.short_term_change, r.direction, self.info.thresholds.get(r.test_set, 0.0)),
+                "long_css": change_css(comp.long_term_change, r.direction, self.info.thresholds.get(r.test_set, 0.0)),
                 "trend": comp.trend / sc.divisor,
                 "runs": comp.runs,
                 "short_term_change": comp.short_term_change,

@@ -126,7 +126,8 @@ def _write(tmp: Path, previous: Path, results: list[SeriesResult], samples: pd.D
             drawable.append(r)
     results = drawable
     facts = BuildIndex(builds, samples)
-    info = SiteInfo(spec.outputs.title, _data_until(results, builds, generated_at), _links(spec, report))
+    info = SiteInfo(spec.outputs.title, _data_until(results, builds, generated_at), _links(spec, report),
+                    thresholds=_thresholds(spec))
     pages = Pages(info, templates_dir)
     copy_static(tmp / "static", templates_dir)
 
@@ -398,7 +399,7 @@ def _write_jobs(tmp: Path, pages: Pages, jobs: list[str], results: list[SeriesRe
 def _write_index(tmp: Path, pages: Pages, results: list[SeriesResult], samples: pd.DataFrame, builds: pd.DataFrame,
                  report: RunReport, alerts: list[AlertView] | None, jobs: list[str], group_links: dict,
                  links: Links, spec: Spec) -> None:
-    tables = dashboard.dashboard_tables(results, {ts.name: ts.alert_filters.min_change_pct for ts in spec.test_sets})
+    tables = dashboard.dashboard_tables(results, _thresholds(spec))
     failed = dashboard.failed_tests(samples, results)
     testbeds = sorted({t.testbed for t in tables} | {f.testbed for f in failed})
     failed_by: dict[str, list[dict]] = {}
@@ -453,6 +454,11 @@ def copy_static(dest: Path, templates_dir: Path) -> None:
         if src.is_file():
             shutil.copyfile(src, dest / src.name)
     shutil.copyfile(Path(plotly.__file__).parent / "package_data" / "plotly.min.js", dest / "plotly.min.js")
+
+
+def _thresholds(spec: Spec) -> dict[str, float]:
+    """Per test set, the smallest change the pages colour: what its alert filter alerts on."""
+    return {ts.name: float(ts.alert_filters.min_change_pct) for ts in spec.test_sets}
 
 
 def _links(spec: Spec, report: RunReport) -> Links:

@@ -365,3 +365,14 @@ def test_page_digests_change_with_the_templates(tmp_path):
     css.write_text(css.read_text("utf-8") + "\nbody { color: #000; }\n", "utf-8")
     after = site_mod.page_digests(results, alerts, templates)
     assert set(after) == set(before) and all(after[k] != before[k] for k in before)
+
+
+def test_drill_down_colours_its_changes_by_the_metric_direction(site):
+    root, results, _ = site
+    latency = (root / "s" / f"{results[4].key.slug()}.html").read_text("utf-8")
+    comp = latency[latency.index('<table class="compliance">'):]
+    comp = comp[:comp.index("</table>")]
+    assert '<td class="worse">50.00</td><td></td>' in comp  # 20 -> 30 us: a rise of latency is worse
+    mrr = (root / "s" / f"{results[0].key.slug()}.html").read_text("utf-8")
+    comp = mrr[mrr.index('<table class="compliance">'):]
+    assert re.search(r'<td class="worse">-1[0-9]\.[0-9]{2}</td><td class="worse">-1[0-9]\.[0-9]{2}</td>', comp)
