@@ -222,8 +222,8 @@ class WindowNote:
             pace = f" (about {_days(self.short_runs * self.run_days)} at a run every {_days(self.run_days)})"
         return (f"short-term window = the last {_plural(self.short_runs, 'run')}{pace}, "
                 f"{_plural(self.short_runs_single_testbed, 'run')} on a testbed type with one testbed; "
-                f"long-term reference = the best trend in the {_plural(self.long_runs, 'run')} or "
-                f"{_plural(self.long_days, 'day')} (whichever is shorter) before the short-term window")
+                f"long-term reference = the best trend from {_plural(self.long_runs, 'run')} or "
+                f"{_plural(self.long_days, 'day')} back (whichever is shorter) to the start of the short-term window")
 
 
 def _plural(n: int, word: str) -> str:

@@ -121,8 +121,8 @@ def test_window_notes_state_the_spec_windows_in_runs_and_days():
     assert (note.test_set, note.short_runs, note.long_runs, note.long_days, note.run_days) == (
         "mrr-daily", 4, 26, 90, 1.0)
     assert note.text == ("short-term window = the last 4 runs (about 4 days at a run every 1 day), 2 runs on a "
-                         "testbed type with one testbed; long-term reference = the best trend in the 26 runs or "
-                         "90 days (whichever is shorter) before the short-term window")
+                         "testbed type with one testbed; long-term reference = the best trend from 26 runs or "
+                         "90 days back (whichever is shorter) to the start of the short-term window")
 
 
 def test_graph_sections_follow_csit_metric_order_then_frame_size_and_cores():

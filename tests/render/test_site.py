@@ -320,8 +320,8 @@ def test_index_legend_states_windows_and_columns_as_text_and_tooltips(site):
     html = (root / "index.html").read_text("utf-8")
     legend = html[html.index('<section class="legend"'):html.index("</section>")]
     assert ("<li><strong>mrr-daily</strong>: short-term window = the last 10 runs (about 10 days at a run every "
-            "1 day), 5 runs on a testbed type with one testbed; long-term reference = the best trend in the 180 "
-            "runs or 180 days (whichever is shorter) before the short-term window.</li>") in legend
+            "1 day), 5 runs on a testbed type with one testbed; long-term reference = the best trend from 180 "
+            "runs or 180 days back (whichever is shorter) to the start of the short-term window.</li>") in legend
     assert "<dt>Long-Term Change</dt><dd>Trend now against the best trend" in legend
     head = re.search(r'<table class="dash sortable">\s*<thead>(.*?)</thead>', html, re.S).group(1)
     assert re.findall(r'<th title="[^"]+">([^<]+)</th>', head) == [
