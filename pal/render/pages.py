@@ -81,8 +81,6 @@ class SiteInfo:
     data_until: str
     links: Links = field(default_factory=Links)
     version: str = pal.__version__
-    # per test set, the smallest change in percent that is coloured (its alert filter's min-change-pct)
-    thresholds: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -251,8 +249,9 @@ class Pages:
             "svg_height": height,
             "has_bands": bool(r.bands),
             "comp": {
-                "short_css": change_css(comp.short_term_change, r.direction, self.info.thresholds.get(r.test_set, 0.0)),
-                "long_css": change_css(comp.long_term_change, r.direction, self.info.thresholds.get(r.test_set, 0.0)),
+                # any change is coloured here: the page's digest does not cover the spec's thresholds
+                "short_css": change_css(comp.short_term_change, r.direction, 0.0),
+                "long_css": change_css(comp.long_term_change, r.direction, 0.0),
                 "trend": comp.trend / sc.divisor,
                 "runs": comp.runs,
                 "short_term_change": comp.short_term_change,

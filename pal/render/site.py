@@ -126,8 +126,7 @@ def _write(tmp: Path, previous: Path, results: list[SeriesResult], samples: pd.D
             drawable.append(r)
     results = drawable
     facts = BuildIndex(builds, samples)
-    info = SiteInfo(spec.outputs.title, _data_until(results, builds, generated_at), _links(spec, report),
-                    thresholds=_thresholds(spec))
+    info = SiteInfo(spec.outputs.title, _data_until(results, builds, generated_at), _links(spec, report))
     pages = Pages(info, templates_dir)
     copy_static(tmp / "static", templates_dir)
 
