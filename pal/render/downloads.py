@@ -17,8 +17,35 @@ from pal.render.escape import csv_cell
 from pal.render.graphs import time_labels
 
 
+#: significant digits kept in the downloads: more than any measurement has (a throughput in pps
+#: with three decimals has 11), fewer than the float noise of averaging (17)
+SIGNIFICANT = 12
+
+
+def measured(values: np.ndarray, significant: int = SIGNIFICANT) -> np.ndarray:
+    """Values rounded to ``significant`` digits, so they print as measured (``5426666.277``,
+    not ``5426666.277000001``); NaN and inf stay as they are.
+
+    Rounding is a division of an integer by a power of ten (both exact, the quotient correctly
+    rounded), so the shortest text of the result is the rounded decimal itself.
+    """
+    v = np.asarray(values, dtype=np.float64)
+    out = v.copy()
+    ok = np.isfinite(v) & (v != 0)
+    if not ok.any():
+        return out
+    with np.errstate(divide="ignore"):
+        decimals = significant - 1 - np.floor(np.log10(np.abs(np.where(ok, v, 1.0)))).astype(np.int64)
+    ok &= decimals <= 22  # 10**22 is the largest exact power of ten; tinier values are kept as they are
+    decimals = np.clip(decimals[ok], 0, None)  # whole numbers beyond 12 digits are kept
+    scale = 10.0 ** decimals
+    out[ok] = np.round(v[ok] * scale) / scale
+    return out
+
+
 def job_csv(job: str, results: list[SeriesResult], facts: BuildIndex) -> str:
-    """CSV text; values in the metric's unit (pps, cps, µs), empty where a run is missing.
+    """CSV text; values in the metric's unit (pps, cps, µs) at measurement precision (``measured``),
+    empty where a run is missing.
 
     Text cells (test ids, versions) are neutralised against formula injection. A build's date
     is that of its first sample in series order.
@@ -31,7 +58,7 @@ def job_csv(job: str, results: list[SeriesResult], facts: BuildIndex) -> str:
     builds = np.concatenate([np.asarray(r.builds, dtype=np.int64) for r in results])
     rows, first = np.unique(builds, return_index=True)
     times = np.concatenate([np.asarray(r.times, dtype="datetime64[ns]") for r in results])
-    values = np.concatenate([np.asarray(r.values, dtype=np.float64) for r in results])
+    values = measured(np.concatenate([np.asarray(r.values, dtype=np.float64) for r in results]))
     matrix = np.full((len(rows), len(results)), np.nan)
     matrix[np.searchsorted(rows, builds), np.repeat(np.arange(len(results)), lengths)] = values
     matrix[~np.isfinite(matrix)] = np.nan  # inf is no value either: an empty cell

@@ -20,6 +20,27 @@ TEST_TYPES: dict[str, str] = {
 }
 #: order of the dashboard tables within a testbed
 TYPE_ORDER = ("MRR", "CPS", "NDR", "PDR", "SOAK", "Latency")
+#: CSIT's order of metrics on a graph page (throughput before latency); others after, by name
+METRIC_ORDER = ("mrr", "cps", "ndr", "pdr", "soak", "latency_pdr50_d1", "latency_pdr50_d2")
+
+
+#: how graph titles name a metric (CSIT: the test type; latency: avg at 50 % PDR, per direction)
+METRIC_LABELS: dict[str, str] = {
+    "mrr": "MRR", "ndr": "NDR", "pdr": "PDR", "soak": "SOAK", "cps": "CPS",
+    "latency_pdr50_d1": "latency at 50 % PDR, direction 1", "latency_pdr50_d2": "latency at 50 % PDR, direction 2",
+}
+
+
+def metric_label(metric: str) -> str:
+    return METRIC_LABELS.get(metric, metric)
+
+
+def metric_rank(metric: str) -> tuple[int, str]:
+    """Sort key of a metric in CSIT's order: MRR, CPS, NDR, PDR, SOAK, latency, then unknown ones."""
+    try:
+        return (METRIC_ORDER.index(metric), "")
+    except ValueError:
+        return (len(METRIC_ORDER), metric)
 
 
 @dataclass(frozen=True)
@@ -111,3 +132,15 @@ def graph_key(result: SeriesResult) -> tuple[str, str, str]:
     """One graph on a group page per metric x frame size x cores (CSIT's layout)."""
     attrs = result.attrs
     return (result.key.metric, str(attrs.get("frame_size") or ""), str(attrs.get("cores") or ""))
+
+
+def graph_order(key: tuple[str, str, str]) -> tuple:
+    """Sort key of a ``graph_key``: metrics in CSIT's order, then frame size and cores as numbers."""
+    metric, fs, cores = key
+    return (metric_rank(metric), _natural(fs), _natural(cores))
+
+
+def _natural(text: str) -> tuple:
+    """``"64B"`` < ``"1518B"`` < ``"9000B"`` < ``"IMIX"``; ``"2C"`` < ``"10C"``."""
+    m = re.match(r"(\d+)", text)
+    return (0, int(m.group(1)), text) if m else (1, 0, text)

@@ -16,9 +16,10 @@ import numpy as np
 from markupsafe import Markup, escape
 
 import pal
-from pal.model import SeriesKey, SeriesResult
-from pal.render import graphs, svg
+from pal.model import AlertView, SeriesKey, SeriesResult
+from pal.render import evidence, graphs, svg
 from pal.render.buildinfo import BuildIndex
+from pal.render.dashboard import change_css
 from pal.render.escape import js_assign
 from pal.render.naming import build_label, group_key, safe_slug, scale_of, short_name, topo_of
 
@@ -86,7 +87,7 @@ class SiteInfo:
 class SeriesExtras:
     """What a drill-down page shows beside the result: alerts and failure messages."""
 
-    alerts: tuple[tuple[str, str, str], ...] = ()  # (id, kind, ack text)
+    alerts: tuple[AlertView, ...] = ()
     failures: tuple[tuple[int, str, str], ...] = ()  # (build, time, message)
 
 
@@ -100,6 +101,35 @@ def misaligned(result: SeriesResult) -> str | None:
         if not 0 <= a.index < n:
             return f"anomaly at sample {a.index} outside the {n} samples"
     return None
+
+
+def alert_context(a: AlertView) -> dict:
+    """What the alert tables (index and drill-down) show of one alert; texts are escaped by Jinja.
+
+    The ack snippet and the bisect trigger keep their lines (a <pre> each) so they paste as
+    they are; ``dom`` is the alert id made safe for element ids (copy buttons point at them).
+    """
+    verdict = a.suspect_verdict if a.suspect_verdict in ("code", "infrastructure") else "unknown"
+    summary = a.suspect_summary
+    if summary.startswith(f"{verdict}: "):  # the verdict is shown beside it already
+        summary = summary[len(verdict) + 2:]
+    elif summary == verdict:
+        summary = ""
+    return {
+        "id": a.id,
+        "dom": safe_slug(a.id),
+        "kind": a.kind,
+        "state": a.state,
+        "status": a.status,
+        "acked": a.acked,
+        "ack_reason": a.ack_reason or "",
+        "ack_snippet": a.ack_snippet,
+        "change_pct": a.change_pct,
+        "verdict": verdict,
+        "summary": summary,
+        "range_url": a.suspect_url if a.suspect_url and a.suspect_url.startswith(("https://", "http://")) else None,
+        "bisect": a.bisect_comment or "",
+    }
 
 
 def group_slug(result: SeriesResult) -> str:
@@ -167,6 +197,11 @@ class Pages:
         key, links = r.key, self.info.links
         sc = scale_of(key.metric)
         anomalies = []
+        builds = np.asarray(r.builds)
+
+        def build_of(i: int) -> int | None:
+            return int(builds[i]) if 0 <= i < len(builds) else None
+
         for a in r.changes:
             idx = a.index if 0 <= a.index < len(times) else None
             anomalies.append({
@@ -183,7 +218,7 @@ class Pages:
                 "change": a.change * 100.0,
                 "runs": a.runs,
                 "detector": a.detector,
-                "evidence": sorted((str(k), str(v)) for k, v in a.evidence.items()),
+                "evidence": evidence.describe(a.evidence, sc, key.job, build_of),
             })
         has_stdev = bool(np.isfinite(np.asarray(r.stdevs, dtype=float)).any())
         if self._cells is None or self._cells.facts is not facts:
@@ -214,6 +249,9 @@ class Pages:
             "svg_height": height,
             "has_bands": bool(r.bands),
             "comp": {
+                # any change is coloured here: the page's digest does not cover the spec's thresholds
+                "short_css": change_css(comp.short_term_change, r.direction, 0.0),
+                "long_css": change_css(comp.long_term_change, r.direction, 0.0),
                 "trend": comp.trend / sc.divisor,
                 "runs": comp.runs,
                 "short_term_change": comp.short_term_change,
@@ -222,7 +260,7 @@ class Pages:
                 "progressions": comp.progressions,
             },
             "anomalies": anomalies,
-            "alerts": [{"id": i, "kind": k, "ack": ack} for i, k, ack in extras.alerts],
+            "alerts": [alert_context(a) for a in extras.alerts],
             "failures": [{"label": build_label(key.job, b), "time": t, "message": m} for b, t, m in extras.failures],
             "recent": recent,
             "has_stdev": has_stdev,

@@ -37,18 +37,20 @@ from typing import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
+from pal import __version__ as pal_version
 from pal.model import AlertView, SeriesKey, SeriesResult
 from pal.render import dashboard, graphs, stats, svg
 from pal.render.buildinfo import BuildIndex
 from pal.render.downloads import job_csv
 from pal.render.escape import js_assign
-from pal.render.naming import build_label, graph_key, group_key, safe_slug, short_name
+from pal.render.naming import build_label, graph_key, graph_order, group_key, metric_label, safe_slug, short_name
 from pal.render.pages import (
     DEFAULT_TEMPLATES,
     Links,
     Pages,
     SeriesExtras,
     SiteInfo,
+    alert_context,
     group_label,
     misaligned,
     series_key_text,
@@ -146,7 +148,7 @@ def _write(tmp: Path, previous: Path, results: list[SeriesResult], samples: pd.D
             futures = [pool.submit(_render_groups, str(tmp), str(previous), info, str(templates_dir), facts, c)
                        for c in _balanced(tasks, _workers(workers) * 4)]
         _write_jobs(tmp, pages, jobs, results, builds, facts, info.links)
-        _write_index(tmp, pages, results, samples, builds, report, alerts, jobs, group_links, info.links)
+        _write_index(tmp, pages, results, samples, builds, report, alerts, jobs, group_links, info.links, spec)
         if pool is not None:
             problems = [p for f in futures for p in f.result()]
     finally:
@@ -272,7 +274,7 @@ def _write_group(tmp: Path, previous: Path, pages: Pages, task: GroupTask) -> No
     graphs_ctx = []
     for n, (gk, members) in enumerate(_chunks(by_graph)):
         metric, fs, cores = gk
-        title = " ".join(p for p in (group_label(gkey), fs, cores, metric) if p)
+        title = " ".join(p for p in (group_label(gkey), fs, cores, metric_label(metric)) if p)
         name = f"g-{gslug}-{n}.svg"
         chart = graphs.group_chart(title, members)
         if task.changed or not _reuse(previous, tmp, [f"svg/{name}"]):
@@ -295,7 +297,7 @@ def _write_group(tmp: Path, previous: Path, pages: Pages, task: GroupTask) -> No
 
 def _chunks(by_graph: dict) -> list[tuple[tuple, list[SeriesResult]]]:
     out = []
-    for gk in sorted(by_graph):
+    for gk in sorted(by_graph, key=graph_order):
         members = by_graph[gk]
         for i in range(0, len(members), MAX_TRACES):
             out.append((gk, members[i:i + MAX_TRACES]))
@@ -306,7 +308,7 @@ def _extras(results: list[SeriesResult], samples: pd.DataFrame, alerts: list[Ale
             ) -> dict[SeriesKey, SeriesExtras]:
     by_key: dict[SeriesKey, dict] = {}
     for a in sorted(alerts or [], key=lambda a: a.id):
-        by_key.setdefault(a.key, {"alerts": [], "failures": []})["alerts"].append((a.id, a.kind, _ack_text(a)))
+        by_key.setdefault(a.key, {"alerts": [], "failures": []})["alerts"].append(a)
     if samples is not None and not samples.empty and "status" in samples.columns:
         fails = samples[samples["status"] == "FAIL"].sort_values(["job", "test_id", "metric", "build"], kind="stable")
         for (job, test_id, metric), grp in fails.groupby(["job", "test_id", "metric"], sort=True):
@@ -320,27 +322,38 @@ def _extras(results: list[SeriesResult], samples: pd.DataFrame, alerts: list[Ale
     return {k: SeriesExtras(tuple(v["alerts"]), tuple(v["failures"])) for k, v in by_key.items()}
 
 
-def _ack_text(alert: AlertView) -> str:
-    """Acked: why. Not acked: the acks.yaml lines to copy (shown in a <pre>, escaped)."""
-    if alert.acked:
-        return f"acknowledged: {alert.ack_reason}" if alert.ack_reason else "acknowledged"
-    return f"not acknowledged; to acknowledge, add to acks.yaml:\n{alert.ack_snippet}" if alert.ack_snippet \
-        else "not acknowledged"
+def render_fingerprint(templates_dir: Path | None = None) -> str:
+    """A digest of what draws the pages: pal's version, the templates and the render code.
+
+    Part of every page digest, so a new pal (or an edited template) draws every page again
+    instead of keeping pages (and group graphs) drawn by the old one.
+    """
+    h = hashlib.sha1(pal_version.encode())
+    roots = [Path(templates_dir) if templates_dir else DEFAULT_TEMPLATES, Path(__file__).resolve().parent]
+    for root in roots:
+        for path in sorted(p for p in root.rglob("*") if p.is_file() and p.suffix in (".py", ".html", ".css", ".js",
+                                                                                         ".svg")):
+            h.update(str(path.relative_to(root)).encode())
+            h.update(path.read_bytes())
+    return h.hexdigest()
 
 
-def page_digests(results: list[SeriesResult], alerts: list[AlertView] | None = None) -> dict[str, str]:
+def page_digests(results: list[SeriesResult], alerts: list[AlertView] | None = None,
+                 templates_dir: Path | None = None) -> dict[str, str]:
     """A fingerprint of what each drill-down page shows, by ``"<job>|<test id>|<metric>"``.
 
     Pages whose digest is unchanged since the last render are kept. The page lists the
-    series' alerts (id, kind, ack), so an alert that appears, goes or is acked without new
-    data changes the digest too.
+    series' alerts (id, kind, ack, suspect, bisect trigger), so an alert that appears, goes or
+    is acked without new data changes the digest too; so does a change of the templates or
+    the render code (``render_fingerprint``).
     """
+    code = render_fingerprint(templates_dir).encode()
     by_key: dict[SeriesKey, list[AlertView]] = {}
     for a in alerts or []:
         by_key.setdefault(a.key, []).append(a)
     out = {}
     for r in results:
-        h = hashlib.sha1()
+        h = hashlib.sha1(code)
         for arr in (r.builds, r.times, r.values, r.stdevs, r.trend):
             h.update(np.ascontiguousarray(arr).tobytes())
         h.update(json.dumps([(c.index, c.kind, c.detector, c.first_bad_build, c.last_good_build)
@@ -385,8 +398,8 @@ def _write_jobs(tmp: Path, pages: Pages, jobs: list[str], results: list[SeriesRe
 
 def _write_index(tmp: Path, pages: Pages, results: list[SeriesResult], samples: pd.DataFrame, builds: pd.DataFrame,
                  report: RunReport, alerts: list[AlertView] | None, jobs: list[str], group_links: dict,
-                 links: Links) -> None:
-    tables = dashboard.dashboard_tables(results)
+                 links: Links, spec: Spec) -> None:
+    tables = dashboard.dashboard_tables(results, _thresholds(spec))
     failed = dashboard.failed_tests(samples, results)
     testbeds = sorted({t.testbed for t in tables} | {f.testbed for f in failed})
     failed_by: dict[str, list[dict]] = {}
@@ -404,10 +417,10 @@ def _write_index(tmp: Path, pages: Pages, results: list[SeriesResult], samples: 
     order = sorted(alerts or [], key=lambda a: (a.acked, a.kind != "regression", a.id))
     for a in order:
         r = by_key.get(a.key)
-        alert_rows.append({
-            "id": a.id, "kind": a.kind, "acked": a.acked, "ack": _ack_text(a), "slug": r.key.slug() if r else None,
-            "name": short_name(r.key, str(r.attrs.get("nic") or "")) if r else series_key_text(a.key),
-        })
+        alert_rows.append(dict(
+            alert_context(a), slug=r.key.slug() if r else None,
+            name=short_name(r.key, str(r.attrs.get("nic") or "")) if r else series_key_text(a.key),
+        ))
     job_rows = []
     for job in jobs:
         df = stats.job_builds(builds, job)
@@ -425,6 +438,7 @@ def _write_index(tmp: Path, pages: Pages, results: list[SeriesResult], samples: 
         testbeds=[(tb, [t for t in tables if t.testbed == tb]) for tb in testbeds],
         failed=failed_by, groups=group_links, facets=facets, alerts=alert_rows,
         missing=dashboard.missing_builds(report), jobs=job_rows,
+        windows=dashboard.window_notes(spec.test_sets, results), columns=dashboard.COLUMNS,
     )
     (tmp / "index.html").write_text(html, "utf-8")
 
@@ -440,6 +454,11 @@ def copy_static(dest: Path, templates_dir: Path) -> None:
         if src.is_file():
             shutil.copyfile(src, dest / src.name)
     shutil.copyfile(Path(plotly.__file__).parent / "package_data" / "plotly.min.js", dest / "plotly.min.js")
+
+
+def _thresholds(spec: Spec) -> dict[str, float]:
+    """Per test set, the smallest change the pages colour: what its alert filter alerts on."""
+    return {ts.name: float(ts.alert_filters.min_change_pct) for ts in spec.test_sets}
 
 
 def _links(spec: Spec, report: RunReport) -> Links:

@@ -5,6 +5,8 @@
   document.documentElement.setAttribute("data-pal-js", "1");
 
   function cellValue(td) {
+    var key = td.getAttribute("data-sort"); /* e.g. a change signed by the metric's direction */
+    if (key !== null) { return key === "" ? "" : parseFloat(key); }
     var text = td.textContent.trim();
     var n = parseFloat(text);
     return (text !== "" && !isNaN(n) && /^[-+]?[0-9.]+$/.test(text)) ? n : text.toLowerCase();
@@ -33,9 +35,41 @@
     });
   });
 
+  /* copy buttons: the <pre> they name, to the clipboard (a selection and execCommand where the
+     Clipboard API is missing, e.g. pages opened from disk) */
+  function copyText(pre, button) {
+    var text = pre.textContent;
+    function done() { button.textContent = "Copied"; setTimeout(function () { button.textContent = "Copy"; }, 1500); }
+    function fallback() {
+      var range = document.createRange();
+      range.selectNodeContents(pre);
+      var sel = window.getSelection();
+      sel.removeAllRanges();
+      sel.addRange(range);
+      try { if (document.execCommand("copy")) { done(); } } catch (e) { /* the text stays selected */ }
+    }
+    if (navigator.clipboard && window.isSecureContext) {
+      navigator.clipboard.writeText(text).then(done, fallback);
+    } else {
+      fallback();
+    }
+  }
+  document.querySelectorAll("button.copy[data-copy]").forEach(function (button) {
+    var pre = document.getElementById(button.getAttribute("data-copy"));
+    if (!pre) { return; }
+    button.hidden = false;
+    button.addEventListener("click", function () { copyText(pre, button); });
+  });
+
   var form = document.getElementById("filter");
   if (!form) { return; }
   form.hidden = false;
+  /* sticky headers and anchored titles keep clear of the sticky bar: its height in --bar */
+  function measure() {
+    document.documentElement.style.setProperty("--bar", form.offsetHeight + "px");
+  }
+  measure();
+  window.addEventListener("resize", measure);
   function apply() {
     var q = form.elements.q.value.trim().toLowerCase();
     var nic = form.elements.nic.value, fs = form.elements.fs.value, cores = form.elements.cores.value;
@@ -56,7 +90,7 @@
       var h = table.previousElementSibling;
       if (h && h.tagName === "H3") { h.hidden = visible === 0; }
     });
-    document.getElementById("shown").textContent = shown + " of " + total + " tests shown";
+    document.getElementById("shown").textContent = shown + " of " + total + " series shown";
   }
   form.addEventListener("input", apply);
   form.addEventListener("submit", function (e) { e.preventDefault(); });

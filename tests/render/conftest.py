@@ -9,10 +9,14 @@ import pytest
 
 from pal.render import render_site
 from pal.report import RunReport
-from tests.render.factory import FakeAlert, builds_for, make_result, make_spec, samples_for
+from tests.render.factory import builds_for, make_alert, make_result, make_spec, samples_for
 
 EVIL = "<script>alert(1)</script>"
 NDR_JOB = "csit-vpp-perf-ndrpdr-weekly-master-2n-icx"
+RANGE_URL = "https://git.example/vpp/log/?qt=range&q=88a9c0e02..5e5f2a3b1"
+BISECT = "bisecttest-2n-icx 88a9c0e02 ndrpdrAND64bAND1cANDethip4-ip4base"
+LATENCY_SNIPPET = ('# csit-vpp-perf-ndrpdr-weekly-master-2n-icx ... latency_pdr50_d1: regression +50.0 % from build 106\n'
+                   'L-2: "reason, e.g. a ticket or change number"\n')
 
 
 def site_inputs():
@@ -39,7 +43,15 @@ def site_inputs():
     ]
     samples = samples_for(results, {(results[1].key.test_id, 125): f"=cmd|' /C calc'!A0 {EVIL}"})
     builds = builds_for(results)
-    alerts = [FakeAlert("R-1", results[0].key, "regression", acked=True, ack_reason=f"known {EVIL}")]
+    alerts = [
+        make_alert("R-1", results[0].key, "regression", acked=True, ack_reason=f"known {EVIL}", change_pct=-15.0,
+                   first_bad_build=130, suspect_verdict="infrastructure",
+                   suspect_summary="infrastructure: same VPP 22.02-rc0~130, testbed tb-1 -> tb-0"),
+        make_alert("L-2", results[4].key, "regression", change_pct=50.0, first_bad_build=106,
+                   ack_snippet=LATENCY_SNIPPET, suspect_verdict="code",
+                   suspect_summary=f"code: VPP 88a9c0e02..5e5f2a3b1, 12 commits {EVIL}", suspect_url=RANGE_URL,
+                   bisect_comment=BISECT),
+    ]
     return results, samples, builds, alerts
 
 
@@ -56,3 +68,33 @@ def site(tmp_path_factory):
     out = tmp_path_factory.mktemp("render")
     index, results, report = render(out)
     return index.parent, results, report
+
+
+def long_inputs():
+    """A dashboard with a long MRR table (60 rows), an NDR table and a latency table whose worst row
+    is a +23.75 % rise (lower is better) from before the short-term window, and one open alert."""
+    rng = np.random.default_rng(11)
+    results = []
+    for i in range(60):
+        level = 5e6 + i * 1e5
+        results.append(make_result(rng.normal(level, 1e3, 30), test_id=f"tests.vpp.perf.ip4.2n1l-25ge2p1xxv710-"
+                                   f"ethip4-ip4base-mrr.64b-2t1c-ethip4-case{i:02d}-mrr"))
+    ndr_test = "tests.vpp.perf.ip4.2n1l-25ge2p1xxv710-ethip4-ip4base-ndrpdr.64b-2t1c-ethip4-{}-ndrpdr"
+    for i in range(8):
+        results.append(make_result(rng.normal(9e6, 1e3, 30), job=NDR_JOB, metric="ndr",
+                                   test_id=ndr_test.format(f"case{i}")))
+    for name, after in (("flat0", 20.0), ("rise", 24.75), ("flat1", 20.0), ("small", 21.0)):
+        results.append(make_result([20.0] * 20 + [after] * 20, (20,) if after != 20.0 else (), job=NDR_JOB,
+                                   metric="latency_pdr50_d1", test_id=ndr_test.format(name)))
+    alerts = [make_alert("L-9", results[-3].key, "regression", change_pct=23.75, first_bad_build=120,
+                         ack_snippet=LATENCY_SNIPPET, suspect_verdict="code", suspect_summary="code: VPP a..b",
+                         bisect_comment=BISECT)]
+    return results, samples_for(results), builds_for(results), alerts
+
+
+@pytest.fixture(scope="session")
+def long_site(tmp_path_factory):
+    out = tmp_path_factory.mktemp("render-long")
+    results, samples, builds, alerts = long_inputs()
+    index = render_site(out, results, samples, builds, RunReport(), make_spec(), alerts)
+    return index.parent, results

@@ -7,12 +7,11 @@ the values, so every number a page shows can be recomputed in a test.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from pal.model import Change, Compliance, SeriesKey, SeriesResult, TrendGroup, coerce_samples, topo_arch_of
+from pal.model import AlertView, Change, Compliance, SeriesKey, SeriesResult, TrendGroup, coerce_samples, topo_arch_of
 from pal.spec import JobSpec, OutputsSpec, SourceSpec, Spec, TestSet
 
 T0 = np.datetime64("2022-01-01T03:00:00", "ns")
@@ -71,7 +70,8 @@ def make_result(
     stc = (t_last - past) / past * 100 if math.isfinite(past) else math.nan
     lt = trend[: max(0, n - short_term_runs)]
     lt = lt[np.isfinite(lt)]
-    ltc = (t_last - lt.max()) / lt.max() * 100 if lt.size else math.nan
+    best = (lt.max() if direction > 0 else lt.min()) if lt.size else math.nan  # best level of the reference
+    ltc = (t_last - best) / best * 100 if lt.size else math.nan
     comp = Compliance(float(t_last), groups[-1].size, stc, ltc, regs, progs)
     key = SeriesKey(job, test_id, metric)
     base_attrs = {"topo_arch": topo_arch_of(job), "nic": "25ge2p1xxv710", "frame_size": "64B", "cores": "1C",
@@ -128,11 +128,9 @@ def make_spec(build_url: str | None = "{jenkins}/job/{job}/{build}") -> Spec:
     )
 
 
-@dataclass
-class FakeAlert:
-    id: str
-    key: SeriesKey
-    kind: str
-    acked: bool = False
-    ack_snippet: str = ""
-    ack_reason: str = ""
+def make_alert(id: str, key: SeriesKey, kind: str, *, acked: bool = False, ack_reason: str | None = None,
+               ack_snippet: str = "", change_pct: float = -10.0, first_bad_build: int = 100, state: str = "active",
+               **suspect) -> AlertView:
+    """An alert as the render stage receives it (``suspect``: the suspect_* and bisect_comment fields)."""
+    return AlertView(id=id, key=key, kind=kind, state=state, status="new", acked=acked, ack_reason=ack_reason,
+                     ack_snippet=ack_snippet, change_pct=change_pct, first_bad_build=first_bad_build, **suspect)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.render.conftest import BISECT, LATENCY_SNIPPET
 from tests.render.serve import CHROMIUM, CHROMIUM_ARGS, JENKINS_CSP, serve
 
 pytestmark = pytest.mark.browser
@@ -162,3 +163,101 @@ def test_evil_test_name_is_shown_as_text_not_run(site, page):
         assert any("<script>alert(1)</script>" in t for t in legend)
         assert "<script>alert(1)</script>" in page.locator("ul.members").inner_text()
     assert page.errors == []  # no alert() dialog, no script error
+
+
+OVERLAP = """([title, table]) => {
+  const bar = document.querySelector("form#filter").getBoundingClientRect();
+  const h = document.getElementById(title).getBoundingClientRect();
+  const th = document.querySelector(table).tHead.rows[0].cells[0];
+  const t = th.getBoundingClientRect();
+  const hit = (r) => document.elementFromPoint(r.left + 5, r.top + r.height / 2);
+  return {barBottom: bar.bottom, titleTop: h.top, titleBottom: h.bottom, titleHit: hit(h) === document.getElementById(title),
+          thTop: t.top, thBottom: t.bottom, thHit: th.contains(hit(t)), viewport: window.innerHeight};
+}"""
+
+
+@pytest.mark.parametrize("width", [1280, 620])  # 620 px: the filter bar wraps onto several lines
+def test_sticky_bar_never_hides_titles_or_table_headers(long_site, browser, width):
+    root, _ = long_site
+    ctx = browser.new_context(viewport={"width": width, "height": 700})
+    page = ctx.new_page()
+    with serve(root) as base:
+        page.goto(base + "index.html")
+        page.locator("nav.toc a", has_text="NDR 1C").click()  # the jump a reader makes
+        page.wait_for_timeout(100)
+        s = page.evaluate(OVERLAP, ["t-2n-icx-NDR-1C", "table.dash"])
+        assert s["barBottom"] > 30  # the bar is shown and sticks at the top
+        assert s["barBottom"] <= s["titleTop"] < s["titleBottom"] <= s["viewport"] and s["titleHit"], s
+        # deep inside the long MRR table: its header sticks right below the bar, whole and on top
+        page.evaluate("() => document.querySelector('table.dash').tBodies[0].rows[40].scrollIntoView()")
+        page.wait_for_timeout(100)
+        s = page.evaluate(OVERLAP, ["t-2n-icx-NDR-1C", "table.dash"])
+        assert abs(s["thTop"] - s["barBottom"]) <= 1 and s["thHit"], s
+        # a fresh load of the anchor (the browser's own jump) lands below the bar too
+        page.goto(base + "index.html#t-2n-icx-Latency-1C")
+        page.wait_for_load_state("load")
+        page.wait_for_timeout(100)
+        s = page.evaluate(OVERLAP, ["t-2n-icx-Latency-1C", "table.dash"])
+        assert s["barBottom"] <= s["titleTop"] and s["titleHit"], s
+    ctx.close()
+
+
+def test_latency_rise_is_listed_first_and_coloured(long_site, page):
+    root, _ = long_site
+    with serve(root) as base:
+        page.goto(base + "index.html")
+        table = page.locator("h3#t-2n-icx-Latency-1C + table.dash")
+        names = [n.split("-")[-2] for n in table.locator("tbody td:first-child").all_inner_texts()]
+        assert names == ["rise", "small", "flat0", "flat1"]  # lower is better: the +23.75 % rise is worst
+        first = table.locator("tbody tr").first.locator("td").nth(4)
+        assert first.inner_text() == "23.75"
+        assert first.evaluate("td => [td.className, getComputedStyle(td).backgroundColor]") == [
+            "worse", "rgb(255, 233, 214)"]
+        assert table.locator("tbody tr").nth(2).locator("td").nth(4).get_attribute("class") is None
+        assert page.locator("#shown").inner_text() == "72 of 72 series shown"  # it counts series, not tests
+        page.fill("form#filter input[name=q]", "flat")
+        assert page.locator("#shown").inner_text() == "2 of 72 series shown"
+    assert page.errors == []
+
+
+def test_copy_buttons_copy_the_ack_snippet_and_bisect_trigger(long_site, browser):
+    root, results = long_site
+    ctx = browser.new_context(viewport={"width": 1280, "height": 900})
+    with serve(root) as base:
+        ctx.grant_permissions(["clipboard-read", "clipboard-write"], origin=base.rstrip("/"))
+        page = ctx.new_page()
+        for rel in ("index.html", f"s/{results[-3].key.slug()}.html"):
+            page.goto(base + rel)
+            buttons = page.locator("table.alerts button.copy")
+            assert buttons.count() == 2 and buttons.first.is_visible()
+            buttons.nth(0).click()
+            page.wait_for_function("() => document.querySelector('table.alerts button.copy').textContent === 'Copied'")
+            assert page.evaluate("() => navigator.clipboard.readText()") == BISECT
+            buttons.nth(1).click()
+            page.wait_for_timeout(100)
+            assert page.evaluate("() => navigator.clipboard.readText()") == LATENCY_SNIPPET  # two lines of YAML
+    ctx.close()
+
+
+def test_alert_cells_read_as_text_under_jenkins_csp(long_site, page):
+    root, results = long_site
+    with serve(root, csp=JENKINS_CSP) as base:
+        for rel in ("index.html", f"s/{results[-3].key.slug()}.html"):
+            page.goto(base + rel)
+            page.wait_for_load_state("load")
+            assert not page.locator("button.copy").first.is_visible()  # no script: no button that does nothing
+            pres = page.locator("table.alerts pre.copyable").all_inner_texts()
+            assert pres == [BISECT, LATENCY_SNIPPET]
+            assert "code" in page.locator("table.alerts span.suspect").inner_text()
+
+
+def test_sorting_a_change_column_puts_the_worst_first_in_latency_and_throughput(long_site, page):
+    root, _ = long_site
+    with serve(root) as base:
+        page.goto(base + "index.html")
+        lat = page.locator("h3#t-2n-icx-Latency-1C + table.dash")
+        lat.locator("th", has_text="Long-Term Change").click()
+        assert lat.locator("tbody td:nth-child(5)").all_inner_texts() == ["23.75", "5.00", "0.00", "0.00"]
+        lat.locator("th", has_text="Long-Term Change").click()
+        assert lat.locator("tbody td:nth-child(5)").all_inner_texts() == ["0.00", "0.00", "5.00", "23.75"]
+    assert page.errors == []

@@ -74,3 +74,64 @@ def test_names_and_labels_match_csit():
     assert build_label(ICX_MRR, 265) == "mrr-daily-build-265"
     key = make_result([1.0]).key
     assert short_name(key, "25ge2p1xxv710") == "25ge2p1xxv710-64b-2t1c-ethip4-ip4base-mrr"
+
+
+def latency_table_results():
+    """Latency rows (lower is better): rises of +23.75 % and +5 % before the short-term window, two flat."""
+    test = "tests.vpp.perf.ip4.2n1l-25ge2p1xxv710-ethip4-ip4base-ndrpdr.64b-2t1c-ethip4-{}-ndrpdr"
+    rise = make_result([20.0] * 20 + [24.75] * 20, (20,), job=ICX_NDR, metric="latency_pdr50_d1",
+                       test_id=test.format("rise"))
+    small = make_result([20.0] * 20 + [21.0] * 20, (20,), job=ICX_NDR, metric="latency_pdr50_d1",
+                        test_id=test.format("small"))
+    flat = [make_result([20.0] * 40, job=ICX_NDR, metric="latency_pdr50_d1", test_id=test.format(f"flat{i}"))
+            for i in range(2)]
+    return [flat[0], rise, flat[1], small]
+
+
+def test_latency_rise_sorts_as_bad_and_is_coloured_worse():
+    (table,) = dashboard.dashboard_tables(latency_table_results(), {"mrr-daily": 1.0})
+    names = [r.name.split("-")[-2] for r in table.rows]
+    rows = {r.name.split("-")[-2]: r for r in table.rows}
+    assert rows["rise"].long_term == 23.75 and rows["rise"].regressions == 0  # a change before the window
+    assert rows["small"].long_term == 5.0
+    # worst first; CSIT's raw order (long-term change ascending) puts the flat rows first and the rise last
+    assert names == ["rise", "small", "flat0", "flat1"]
+    assert (rows["rise"].long_css, rows["small"].long_css, rows["flat0"].long_css) == ("worse", "worse", "")
+    # throughput: a fall is worse
+    mrr = make_result([20e6] * 20 + [18e6] * 20, (20,), test_id="t.v.p.ip4.s.64b-1c-a-mrr")
+    (t,) = dashboard.dashboard_tables([mrr])
+    assert t.rows[0].long_term == -10.0 and t.rows[0].long_css == "worse"
+
+
+def test_changes_below_the_alert_threshold_are_not_coloured():
+    assert dashboard.change_css(-0.5, +1, 1.0) == "" and dashboard.change_css(-1.0, +1, 1.0) == "worse"
+    assert dashboard.change_css(0.004, -1, 0.0) == ""  # shown as 0.00
+    assert dashboard.change_css(math.nan, +1, 0.0) == ""
+    assert dashboard.change_css(2.0, -1, 0.0) == "worse" and dashboard.change_css(2.0, +1, 0.0) == "better"
+
+
+def test_window_notes_state_the_spec_windows_in_runs_and_days():
+    from pal.spec import TestSet, Windows
+
+    results = latency_table_results()  # daily runs (factory), test set "mrr-daily"
+    sets = [TestSet("unused"), TestSet("mrr-daily", windows=Windows(short_term_runs=4,
+                                                                    short_term_runs_single_testbed=2,
+                                                                    long_term_runs=26, long_term_days=90))]
+    (note,) = dashboard.window_notes(sets, results)
+    assert (note.test_set, note.short_runs, note.long_runs, note.long_days, note.run_days) == (
+        "mrr-daily", 4, 26, 90, 1.0)
+    assert note.text == ("short-term window = the last 4 runs (about 4 days at a run every 1 day), 2 runs on a "
+                         "testbed type with one testbed; long-term reference = the best trend from 26 runs or "
+                         "90 days back (whichever is shorter) to the start of the short-term window")
+
+
+def test_graph_sections_follow_csit_metric_order_then_frame_size_and_cores():
+    from pal.render.naming import graph_order
+
+    keys = [("latency_pdr50_d1", "64B", "1C"), ("pdr", "64B", "1C"), ("ndr", "64B", "1C"), ("mrr", "IMIX", "1C"),
+            ("mrr", "1518B", "1C"), ("mrr", "64B", "10C"), ("mrr", "64B", "2C"), ("zzz", "64B", "1C"),
+            ("latency_pdr50_d2", "64B", "1C"), ("soak", "64B", "1C")]
+    assert sorted(keys, key=graph_order) == [
+        ("mrr", "64B", "2C"), ("mrr", "64B", "10C"), ("mrr", "1518B", "1C"), ("mrr", "IMIX", "1C"),
+        ("ndr", "64B", "1C"), ("pdr", "64B", "1C"), ("soak", "64B", "1C"), ("latency_pdr50_d1", "64B", "1C"),
+        ("latency_pdr50_d2", "64B", "1C"), ("zzz", "64B", "1C")]

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from pal.render.buildinfo import BuildIndex
-from pal.render.downloads import job_csv
+from pal.render.downloads import job_csv, measured
 from pal.render.escape import csv_cell
 from pal.render.graphs import time_labels
 from tests.render.factory import make_result, times_for
@@ -86,3 +86,19 @@ def test_random_jobs_match_cell_by_cell():
     facts = facts_for([(JOB, b, f"v{b}" if b % 4 else None) for b in range(60)])
     for job in (JOB, OTHER):
         assert job_csv(job, results, facts) == cell_by_cell(job, results, facts)
+
+
+def test_values_are_written_at_measurement_precision_not_float_noise():
+    """Averages of trials carry float noise in the 17th digit; the download keeps 12 significant digits."""
+    trials = [5426666.277 + d for d in (0.1, -0.1, 0.2, -0.2)]
+    mean = sum(trials) / len(trials)
+    noisy = [5426666.277000001, 4225308.1899999995, mean, 15.0, 1e-05, 100.0]
+    r = make_result(noisy, job=JOB, test_id="t.a", first_build=1)
+    text = job_csv(JOB, [r], facts_for([]))
+    cells = [line.split(",")[3] for line in text.splitlines()[1:]]
+    assert cells == ["5426666.277", "4225308.19", "5426666.277", "15.0", "1e-05", "100.0"]
+    values = np.random.default_rng(3).normal(1e7, 1e6, 1000)
+    back = measured(values)
+    assert np.all(np.abs(back - values) <= 5e-12 * np.abs(values))  # rounding only, never more
+    digits = [len(repr(float(v)).replace(".", "").lstrip("0")) for v in back]
+    assert max(digits) <= 12  # the shortest text of each value has at most 12 significant digits

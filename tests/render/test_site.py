@@ -10,7 +10,7 @@ import pytest
 
 from pal.render import render_site, site as site_mod
 from pal.report import RunReport
-from tests.render.conftest import EVIL, render, site_inputs
+from tests.render.conftest import EVIL, RANGE_URL, render, site_inputs
 from tests.render.factory import make_result, make_spec
 
 
@@ -54,7 +54,7 @@ def test_every_page_is_script_and_style_free_inline_and_every_local_link_resolve
         assert p.style_attrs == 0 and p.inline_scripts == 0, page
         for ref in p.refs:
             if ref.startswith("http"):
-                assert ref.startswith("https://jenkins.example/job/")
+                assert ref.startswith("https://jenkins.example/job/") or ref == RANGE_URL.replace("&", "&amp;") or ref == RANGE_URL
                 continue
             path, _, frag = ref.partition("#")
             target = (page.parent / path).resolve() if path else page
@@ -68,8 +68,9 @@ def test_index_has_csit_tables_rows_and_counts(site):
     html = (root / "index.html").read_text("utf-8")
     titles = re.findall(r"<h3[^>]*>(.*?)</h3>", html)
     assert titles == ["2n-icx MRR 1C", "2n-icx MRR 2C", "2n-icx NDR 1C", "2n-icx Latency 1C", "2n-icx failed tests"]
-    # regressions: the MRR drop and latency 20 -> 30 us (lower is better); the alert row is "acked"
-    assert html.count('<tr class="reg"') == 2
+    # regressions: the MRR drop and latency 20 -> 30 us (lower is better), and the open latency alert;
+    # the MRR alert row is "acked"
+    assert html.count('<tr class="reg"') == 3
     assert html.count('<tr class="prog"') == 1 and html.count('<tr class="acked"') == 1
     assert re.search(r'id="n-tests">4<', html) and re.search(r'id="n-series">5<', html)
     assert re.search(r'id="n-failed">1<', html) and re.search(r'id="n-missing">1<', html)
@@ -106,7 +107,7 @@ def test_csv_download_has_the_trended_values(site):
     first = rows[1]
     assert first[:3] == ["100", "2022-01-01 03:00", "22.02-rc0~100-g88a9c0e02"]
     col = header.index(f"{results[0].key.test_id} [mrr]")
-    assert float(first[col]) == results[0].values[0]
+    assert float(first[col]) == float(f"{results[0].values[0]:.12g}")  # 12 significant digits
     gap_col = header.index(f"{results[1].key.test_id} [mrr]")
     assert rows[1 + 12][gap_col] == ""  # missing stays empty, never 0
 
@@ -264,18 +265,6 @@ def test_runs_table_shows_values_missing_runs_and_escaped_versions(tmp_path):
            'mrr-daily-build-125</a></td><td>2022-01-26 03:00</td><td>missing</td>' in html
 
 
-def test_unacked_alert_shows_the_snippet_to_copy():
-    from pal.model import SeriesKey
-    from pal.render.site import _ack_text
-    from tests.render.factory import FakeAlert
-
-    key = SeriesKey("job-2n-icx", "tests.x.64b-2t1c-y-mrr", "mrr")
-    snippet = 'abc123def456: "reason, e.g. a ticket or change number"\n'
-    assert _ack_text(FakeAlert("abc123def456", key, "regression", ack_snippet=snippet)) == (
-        "not acknowledged; to acknowledge, add to acks.yaml:\n" + snippet)
-    assert _ack_text(FakeAlert("x", key, "regression", acked=True, ack_reason="VPP-1234")) == "acknowledged: VPP-1234"
-
-
 def test_pool_chunks_keep_group_order_and_balance_the_drill_downs():
     results, _, _, _ = site_inputs()
     tasks = [site_mod.GroupTask(("tb", "nic", str(i)), [results[0]], [(results[0], None)] * n, True)
@@ -284,3 +273,106 @@ def test_pool_chunks_keep_group_order_and_balance_the_drill_downs():
     chunks = site_mod._balanced(tasks, 3)
     assert [t for c in chunks for t in c] == tasks
     assert [sum(len(t.render) + 1 for t in c) for c in chunks] == [6 + 2 + 2, 2 + 2 + 10, 1 + 3]
+
+
+def _alert_rows(html: str) -> dict[str, str]:
+    table = html[html.index('<table class="alerts">'):]
+    table = table[:table.index("</table>")]
+    return dict(re.findall(r"<tr[^>]*><td>([A-Z]-\d)</td>(.*?)</tr>", table, re.S))
+
+
+def test_alert_tables_show_suspect_bisect_trigger_and_a_multi_line_ack_snippet(site):
+    root, results, _ = site
+    index = (root / "index.html").read_text("utf-8")
+    drill = (root / "s" / f"{results[4].key.slug()}.html").read_text("utf-8")
+    for html in (index, drill):
+        rows = _alert_rows(html)
+        latency = rows["L-2"]
+        assert ('<span class="suspect code">code</span> VPP 88a9c0e02..5e5f2a3b1, 12 commits '
+                '&lt;script&gt;alert(1)&lt;/script&gt; <a href="https://git.example/vpp/log/?qt=range&amp;'
+                'q=88a9c0e02..5e5f2a3b1">commit range</a>') in latency
+        assert ('<pre class="copyable" id="bisect-L-2-396d298a">bisecttest-2n-icx 88a9c0e02 '
+                'ndrpdrAND64bAND1cANDethip4-ip4base</pre><button type="button" class="copy" '
+                'data-copy="bisect-L-2-396d298a" hidden>Copy</button>') in latency
+        # the snippet keeps its two lines (real YAML to paste), in a <pre> with its own copy button
+        pre = re.search(r'<pre class="copyable" id="ack-L-2-396d298a">(.*?)</pre>', latency, re.S).group(1)
+        assert pre == ("# csit-vpp-perf-ndrpdr-weekly-master-2n-icx ... latency_pdr50_d1: regression +50.0 % from "
+                       "build 106\nL-2: &#34;reason, e.g. a ticket or change number&#34;\n")
+        assert 'data-copy="ack-L-2-396d298a" hidden>Copy</button>' in latency
+        assert "<td>50.00</td>" in latency
+    mrr = _alert_rows(index)["R-1"]
+    assert '<span class="suspect infrastructure">infrastructure</span> same VPP 22.02-rc0~130, testbed tb-1 -&gt; tb-0' \
+        in mrr and "<td>—</td>" in mrr  # no bisect for an infrastructure change
+    assert "acknowledged: known &lt;script&gt;" in mrr and "<pre" not in mrr
+
+
+def test_group_page_orders_graphs_the_csit_way(site):
+    root, _, _ = site
+    page = next(p for p in (root / "g").iterdir() if "25ge2p1xxv710-ip4" in p.name).read_text("utf-8")
+    titles = re.findall(r"<h2>(.*?)</h2>", page)
+    # MRR, then NDR, then latency (sorting by metric id put latency first)
+    assert titles == ["2n-icx 25ge2p1xxv710 ip4 64B 1C MRR", "2n-icx 25ge2p1xxv710 ip4 64B 1C NDR",
+                      "2n-icx 25ge2p1xxv710 ip4 64B 1C latency at 50 % PDR, direction 1"]
+
+
+def test_index_legend_states_windows_and_columns_as_text_and_tooltips(site):
+    root, _, _ = site
+    html = (root / "index.html").read_text("utf-8")
+    legend = html[html.index('<section class="legend"'):html.index("</section>")]
+    assert ("<li><strong>mrr-daily</strong>: short-term window = the last 10 runs (about 10 days at a run every "
+            "1 day), 5 runs on a testbed type with one testbed; long-term reference = the best trend from 180 "
+            "runs or 180 days back (whichever is shorter) to the start of the short-term window.</li>") in legend
+    assert "<dt>Long-Term Change</dt><dd>Trend now against the best trend" in legend
+    head = re.search(r'<table class="dash sortable">\s*<thead>(.*?)</thead>', html, re.S).group(1)
+    assert re.findall(r'<th title="[^"]+">([^<]+)</th>', head) == [
+        "Test Case", "Trend [Mpps]", "Runs [#]", "Short-Term Change [%]", "Long-Term Change [%]",
+        "Regressions [#]", "Progressions [#]"]
+
+
+def test_drill_down_evidence_has_labels_and_units(site):
+    from pal.render.evidence import describe
+
+    root, results, _ = site
+    page = (root / "s" / f"{results[0].key.slug()}.html").read_text("utf-8")
+    assert '<ul class="evidence"><li>information gained by the split: 12.5 bits</li></ul>' in page
+    assert "bits_saved" not in page
+    from pal.render.naming import scale_of
+
+    ev = {"after_runs": 14, "before_runs": 1, "missing_between": 0, "restores_build": 358, "min_change_pct": 1.0,
+          "detector_before": 3943513.093, "flagged_at": 2, "odd_key": 0.123456, "note": "text"}
+    job = "csit-vpp-perf-mrr-daily-master-2n-icx"
+    assert describe(ev, scale_of("mrr"), job, lambda i: [355, 356, 357][i] if 0 <= i < 3 else None) == [
+        ("runs at the old level", "1 run"), ("runs at the new level", "14 runs"),
+        ("missing runs between the levels", "0 runs"), ("old level as the detector saw it", "3.944 Mpps"),
+        ("smallest change alerted", "1 %"), ("undoes the change of build", "mrr-daily-build-358"),
+        ("flagged at", "mrr-daily-build-357"), ("note", "text"), ("odd key", "0.1235")]
+    assert describe({"tmsd": 1.5}, scale_of("latency_pdr50_d1"), job, lambda i: None) == [
+        ("trimmed moving standard deviation", "1.50 µs")]
+
+
+def test_page_digests_change_with_the_templates(tmp_path):
+    """Pages drawn by an older template are not kept: the digest covers what draws them."""
+    import shutil
+
+    from pal.render.pages import DEFAULT_TEMPLATES
+
+    results, _, _, alerts = site_inputs()
+    templates = tmp_path / "templates"
+    shutil.copytree(DEFAULT_TEMPLATES, templates)
+    before = site_mod.page_digests(results, alerts, templates)
+    assert site_mod.page_digests(results, alerts, templates) == before  # deterministic
+    css = templates / "static" / "pal.css"
+    css.write_text(css.read_text("utf-8") + "\nbody { color: #000; }\n", "utf-8")
+    after = site_mod.page_digests(results, alerts, templates)
+    assert set(after) == set(before) and all(after[k] != before[k] for k in before)
+
+
+def test_drill_down_colours_its_changes_by_the_metric_direction(site):
+    root, results, _ = site
+    latency = (root / "s" / f"{results[4].key.slug()}.html").read_text("utf-8")
+    comp = latency[latency.index('<table class="compliance">'):]
+    comp = comp[:comp.index("</table>")]
+    assert '<td class="worse">50.00</td><td></td>' in comp  # 20 -> 30 us: a rise of latency is worse
+    mrr = (root / "s" / f"{results[0].key.slug()}.html").read_text("utf-8")
+    comp = mrr[mrr.index('<table class="compliance">'):]
+    assert re.search(r'<td class="worse">-1[0-9]\.[0-9]{2}</td><td class="worse">-1[0-9]\.[0-9]{2}</td>', comp)
