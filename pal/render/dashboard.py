@@ -14,7 +14,7 @@ import pandas as pd
 
 from pal.model import SeriesResult, topo_arch_of
 from pal.report import RunReport
-from pal.render.naming import TYPE_ORDER, build_label, scale_of, short_name, test_type_of, topo_of
+from pal.render.naming import TYPE_ORDER, build_label, scale_for, short_name, test_type_of, topo_of
 
 
 @dataclass(frozen=True)
@@ -124,7 +124,7 @@ def dashboard_tables(results: list[SeriesResult], thresholds: dict[str, float] |
         ttype = test_type_of(r)
         cores = str(r.attrs.get("cores") or "")
         topo = topo_of(r)
-        sc = scale_of(r.key.metric)
+        sc = scale_for(r)
         tab = tables.setdefault((topo, ttype, cores), DashTable(topo, ttype, cores, sc.unit))
         c = r.compliance
         nic = str(r.attrs.get("nic") or "")

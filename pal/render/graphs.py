@@ -13,7 +13,7 @@ import numpy as np
 from pal.model import SeriesResult
 from pal.render import svg
 from pal.render.escape import Floats, floats_or_none
-from pal.render.naming import Scale, job_label, scale_of, short_name
+from pal.render.naming import Scale, job_label, scale_for, short_name
 
 
 #: bands graph.js draws (the analysis may hand over more, e.g. "tmsd")
@@ -67,7 +67,7 @@ def series_data(result: SeriesResult, labels: list[str | None] | None = None) ->
 
 
 def _payload(result: SeriesResult, labels: list[str | None] | None, floats) -> dict:
-    sc = scale_of(result.key.metric)
+    sc = scale_for(result)
     digits = sc.digits + 4
 
     def scaled(arr: np.ndarray):
@@ -118,7 +118,7 @@ def _anomaly_dots(result: SeriesResult, xs: np.ndarray, sc: Scale) -> list[svg.D
 
 def detail_chart(result: SeriesResult, title: str) -> svg.Chart:
     """Drill-down: samples, trend, anomalies, and MM / TMA ± 3·TMSD when the analysis gave them."""
-    sc = scale_of(result.key.metric)
+    sc = scale_for(result)
     xs = epoch_seconds(result.times)
     items: list = []
     legend = [("samples", svg.PALETTE[0]), ("trend", svg.PALETTE[1])]
@@ -142,7 +142,7 @@ def group_chart(title: str, results: Sequence[SeriesResult]) -> svg.Chart:
     """Several tests in one graph: one colour per test, its samples and trend line."""
     items: list = []
     legend = []
-    sc = scale_of(results[0].key.metric)
+    sc = scale_for(results[0])
     for n, r in enumerate(results):
         color = svg.PALETTE[n % len(svg.PALETTE)]
         xs = epoch_seconds(r.times)

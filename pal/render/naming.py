@@ -64,9 +64,16 @@ _SCALES = {
 }
 
 
-def scale_of(metric: str) -> Scale:
-    unit = METRICS.get(metric, ("pps", +1))[0]
+def scale_of(metric: str, unit: str | None = None) -> Scale:
+    """Display scale of a metric; ``unit`` (the samples' unit, e.g. cps for an NDR of a CPS test)
+    wins over the metric's default unit."""
+    unit = unit or METRICS.get(metric, ("pps", +1))[0]
     return _SCALES.get(unit, Scale(unit, 1.0, 3, "Value"))
+
+
+def scale_for(result: SeriesResult) -> Scale:
+    """The display scale of one series: its samples' unit."""
+    return scale_of(result.key.metric, str(result.attrs.get("unit") or "") or None)
 
 
 def test_type_of(result: SeriesResult) -> str:

@@ -21,7 +21,7 @@ from pal.render import evidence, graphs, svg
 from pal.render.buildinfo import BuildIndex
 from pal.render.dashboard import change_css
 from pal.render.escape import js_assign
-from pal.render.naming import build_label, group_key, safe_slug, scale_of, short_name, topo_of
+from pal.render.naming import build_label, group_key, safe_slug, scale_for, short_name, topo_of
 
 #: runs listed under a drill-down graph (all runs are in the job's CSV)
 RECENT_RUNS = 30
@@ -195,7 +195,7 @@ class Pages:
     def _series_context(self, r: SeriesResult, slug: str, name: str, facts: BuildIndex,
                         extras: SeriesExtras, height: int, times: list[str | None]) -> dict:
         key, links = r.key, self.info.links
-        sc = scale_of(key.metric)
+        sc = scale_for(r)
         anomalies = []
         builds = np.asarray(r.builds)
 

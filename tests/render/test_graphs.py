@@ -54,3 +54,15 @@ def test_data_file_holds_the_payload_numbers_with_fixed_decimals_and_null_gaps()
     assert '"y":[20.000000,20.200000,null,19.800000,15.000000,15.500000,14.500000]' in text
     assert '"sd":[0.001235,' in text  # 1234.6 pps in Mpps, 6 decimals
     assert json.loads(text) == series_payload(r)  # the same values as the list payload, key for key
+
+
+def test_a_cps_ndr_series_is_drawn_in_mcps():
+    """An NDR series of a CPS test carries unit cps in its samples: the graph says Mcps, not Mpps."""
+    from dataclasses import replace
+
+    from pal.render.naming import scale_for
+    from tests.render.factory import make_result
+
+    r = make_result([3e6] * 10 + [2.4e6] * 5, (10,), metric="ndr")
+    assert scale_for(r).unit == "Mpps"
+    assert scale_for(replace(r, attrs=dict(r.attrs, unit="cps"))).unit == "Mcps"
