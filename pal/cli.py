@@ -99,7 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
         "analyse", aliases=["analyze"], help="analyse the stored history, print results",
         description="Analyse every series of the stored history (no download) and print one row per series:\n"
                     "trend, runs, short- and long-term change, anomalies and the last run's verdict.\n"
-                    "Exit 2 as `pal run` would (the spec's alerts.fail-on, acks, new vs ongoing), else 0;\n"
+                    "Exit 2 as the last `pal run` decided (alerts.fail-on, acks, new vs ongoing), else 0;\n"
                     "nothing is saved.",
         epilog="examples:\n"
                "  pal analyse --spec specs/demo.yaml                 # aligned table, Mpps / µs and %\n"

@@ -202,8 +202,9 @@ def cmd_render(args: argparse.Namespace) -> int:
 def cmd_analyse(args: argparse.Namespace) -> int:
     """Print every series' compliance metrics and last verdict from the stored history.
 
-    The exit code is decided as ``pal run`` decides it (``pipeline.decide_alerts``: the
-    spec's ``alerts.fail-on``, acks, new vs ongoing); nothing is saved.
+    The exit code is decided as the last ``pal run`` decided it (``pipeline.decide_alerts``: the
+    spec's ``alerts.fail-on``, acks, new vs ongoing against the alerts that run started from);
+    nothing is saved.
     """
     from datetime import datetime, timezone
 
@@ -218,7 +219,7 @@ def cmd_analyse(args: argparse.Namespace) -> int:
     store = Store(spec.store_dir)
     history = load_history(spec, store, datetime.now(timezone.utc), report)
     results = analyse(spec, history, report)
-    _, code = decide_alerts(spec, store, results, history)
+    _, code, _ = decide_alerts(spec, store, results, history, again=True)
     rows = summary.series_rows(results)
     formats = {"json": summary.to_json, "csv": summary.to_csv, "table": summary.to_table}
     sys.stdout.write(formats[args.format](rows))

@@ -31,6 +31,8 @@ MDL_STATE = "mdl"
 DIGEST_STATE = "digests"
 #: the download problems of the last run with a download, shown again by ``pal render``
 DOWNLOAD_STATE = "download-problems"
+#: the previous alerts the last run with a download matched against (``pal render`` decides again with them)
+ALERTS_INPUT_STATE = "alerts-input"
 #: the analyse stage maps chunks of series over the run's executor only with this many workers
 #: or a remote Dask cluster: with 2 local workers on 2 shared cores it measured 1.1x the inline
 #: time (docs/scaling.md), the pickling of inputs, states and results eating the gain
@@ -124,17 +126,25 @@ def analyse(spec: Spec, history: History, report: RunReport, executor: Any = Non
     return results
 
 
-def decide_alerts(spec: Spec, store: Any, results: list[SeriesResult], history: History) -> tuple[list, int]:
-    """This run's alerts (previous run's alerts and acks applied) and the exit code they give.
+def decide_alerts(spec: Spec, store: Any, results: list[SeriesResult], history: History,
+                  again: bool = False) -> tuple[list, int, list[dict]]:
+    """This run's alerts (previous alerts and acks applied), the exit code they give, and the
+    previous alerts they were matched against.
 
-    ``pal run``, ``pal render`` and ``pal analyse`` all decide with this one function, under
-    the spec's ``alerts.fail-on`` policy.
+    ``pal run``, ``pal render`` and ``pal analyse`` all decide with this one function, under the
+    spec's ``alerts.fail-on`` policy. ``again`` (render, analyse): decide as the last run did,
+    against the alerts *it* started from, so that looking again never turns new into ongoing.
     """
     from pal.alerts import build_alerts, exit_code_for, load_acks
 
     acks = load_acks(spec.resolve(spec.alerts.acks)) if spec.alerts.acks else {}
-    alerts = build_alerts(results, history.builds, history.samples, spec, store.load_alerts(), acks)
-    return alerts, exit_code_for(alerts, spec.alerts.fail_on)
+    previous = store.load_alerts()
+    if again:
+        kept = store.load_state(ALERTS_INPUT_STATE)
+        if isinstance(kept.get("alerts"), list):
+            previous = kept["alerts"]
+    alerts = build_alerts(results, history.builds, history.samples, spec, previous, acks)
+    return alerts, exit_code_for(alerts, spec.alerts.fail_on), previous
 
 
 # ---------------------------------------------------------------------------
@@ -182,7 +192,7 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
             steps.done(f"{len(results)} series from {len(history.builds)} builds")
 
         steps.start("alerts")
-        alerts, code = decide_alerts(spec, store, results, history)
+        alerts, code, previous = decide_alerts(spec, store, results, history, again=not options.download)
         code = 1 if options.download and report.fatal() else code  # a job got no build: a source is unusable
         if not options.download:
             _restore_download_problems(store, report)
@@ -204,6 +214,7 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
         store.drop_state(MDL_STATE)
         store.save_state(DIGEST_STATE, digests)
         if options.download:  # a re-render (pal render) never changes alert state: new stays new
+            store.save_state(ALERTS_INPUT_STATE, {"alerts": previous})
             store.save_alerts([a.to_dict() for a in alerts])
             store.save_state(DOWNLOAD_STATE, {"problems": [dataclasses.asdict(p) for p in report.problems
                                                            if p.stage == "download"]})
