@@ -106,3 +106,24 @@ def run_pal(*args: str, env: dict[str, str] | None = None, timeout: float = 180)
     """``pal ARGS`` to completion; stdout and stderr captured as text."""
     return subprocess.run(pal_cmd(*args), capture_output=True, text=True, env=pal_env(env), timeout=timeout,
                           cwd=REPO)
+
+
+#: Tests whose DUT forwards nothing (every MRR trial 0.0) in all builds, in the first half, in the second half.
+DEAD_TESTS = {"dead-all": lambda i, n: True, "dead-first": lambda i, n: i < n // 2,
+              "dead-last": lambda i, n: i >= n // 2}
+
+
+def plant_dead(root: Path) -> None:
+    """Add the DEAD_TESTS to every build: MRR trials all 0.0 where the DUT is dead, 7 Mpps elsewhere."""
+    files = build_files(root)
+    for i, path in enumerate(files):
+        xml = gzip.decompress(path.read_bytes()).decode()
+        extra = ""
+        for k, (name, dead) in enumerate(DEAD_TESTS.items()):
+            rate = 0.0 if dead(i, len(files)) else 7_000_000.0 + k
+            extra += (f'<test id="s1-s1-s1-s1-s1-t8{k}" name="64b-2t1c-ethip4-ip4base-{name}-mrr" line="1">\n'
+                      "<tag>1C</tag>\n<tag>2T1C</tag>\n<tag>64B</tag>\n<tag>MRR</tag>\n"
+                      '<status status="PASS" start="2026-11-11T02:13:48.400000" elapsed="1.0">Maximum Receive Rate '
+                      f"trial results in packets per second: [{rate}, {rate}, {rate}]</status>\n</test>\n")
+        first_end = xml.index("</test>\n") + len("</test>\n")
+        path.write_bytes(gzip.compress((xml[:first_end] + extra + xml[first_end:]).encode()))
