@@ -127,3 +127,38 @@ def plant_dead(root: Path) -> None:
                       f"trial results in packets per second: [{rate}, {rate}, {rate}]</status>\n</test>\n")
         first_end = xml.index("</test>\n") + len("</test>\n")
         path.write_bytes(gzip.compress((xml[:first_end] + extra + xml[first_end:]).encode()))
+
+
+def descendants(pid: int) -> list[int]:
+    """Every live process below ``pid`` (children, grandchildren...), from /proc."""
+    parent: dict[int, int] = {}
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            stat = (d / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()
+        if fields[0] != "Z":
+            parent[int(d.name)] = int(fields[1])
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        kids = [c for c, pp in parent.items() if pp == p]
+        out += kids
+        todo += kids
+    return out
+
+
+def orphans_of(pids: list[int]) -> list[int]:
+    """Those of ``pids`` still alive (not zombies)."""
+    alive = []
+    for p in pids:
+        try:
+            stat = Path(f"/proc/{p}/stat").read_text()
+        except OSError:
+            continue
+        if stat[stat.rindex(")") + 2:].split()[0] != "Z":
+            alive.append(p)
+    return alive
