@@ -51,6 +51,7 @@ class SourceSpec:
     artifacts: list[str] = field(default_factory=list)  # jenkins: ordered URL templates
     verify_tls: bool = True
     timeout: float = 30.0  # seconds, connect and read
+    deadline: float = 900.0  # seconds for one file in all: connect, headers, body, retries
     retries: int = 3
     max_size_mb: int = 2048
     workers: int = 4
@@ -393,6 +394,8 @@ def _check_semantics(spec: Spec, b: _Builder) -> None:
                     b.fail(f"{p}.artifacts[{j}]", tmpl, f"a template using only {{jenkins}}, {{job}}, {{build}} ({exc})")
         if src.timeout <= 0:
             b.fail(f"{p}.timeout", src.timeout, "a number of seconds > 0")
+        if src.deadline <= 0:
+            b.fail(f"{p}.deadline", src.deadline, "a number of seconds > 0")
         for key in ("retries", "max_size_mb", "workers"):
             val = getattr(src, key)
             if val < (0 if key == "retries" else 1):
