@@ -162,3 +162,24 @@ def test_decompression_bombs_stay_in_bounded_memory(tmp_path, bombs, name, how):
     record("XML and archive attacks", f"{name} of {BOMB_MB} MiB zeros ({len(bombs[name]) >> 10} KB) via {via[how]}",
            f"{m.stdout.split()[0].lower()}, peak RSS {m.peak_mb:.0f} MB, {m.seconds:.1f} s", faults=1,
            peak_mb=m.peak_mb)
+
+
+def test_the_store_lock_is_taken_before_any_download(tmp_path):
+    from pal.store.lock import StoreLock
+    from tests.reliability.runs import run_pal, spec_dict, write_spec
+
+    with HostileServer() as srv:
+        src = {"name": "jenkins", "type": "jenkins", "url": srv.url, "timeout": 2.0, "retries": 0,
+               "artifacts": ["{jenkins}/file/{job}-{build}.xml.gz"]}
+        spec = write_spec(tmp_path / "spec.yaml", spec_dict(None, tmp_path / "out", sources=[src]))
+        held = StoreLock(tmp_path / "out" / "store")
+        held.acquire()
+        try:
+            r = run_pal("run", "--spec", str(spec), timeout=120)
+        finally:
+            held.release()
+        hits = sum(srv.hits.values())
+    assert r.returncode == 1 and f"store locked by pid {os.getpid()}" in r.stderr, r.stderr[-2000:]
+    assert hits == 0, f"{hits} requests made by a run that could not take the store lock"
+    record("crash safety", "a second run while the store is locked", "fails at once naming the holder; "
+           "no request made (the lock used to be taken after the whole download stage)", faults=1)
