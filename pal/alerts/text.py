@@ -57,6 +57,16 @@ def plain(text: str) -> str:
     return text.translate(_UNSAFE_CHARS)
 
 
+_FIELD_UNSAFE = {**_UNSAFE_CHARS, 0x09: "\ufffd", 0x0A: "\ufffd", 0x0D: "\ufffd", 0x2028: "\ufffd", 0x2029: "\ufffd"}
+
+
+def field(text: str) -> str:
+    """One value from the data (a test name, a NIC, a header part) for a line of text: also a
+    TAB, CR or line break inside it becomes U+FFFD, so it cannot shift columns, overwrite the
+    line (CR) or start a line that looks like pal wrote it."""
+    return str(text).translate(_FIELD_UNSAFE)
+
+
 def mask_ipv4(message: str) -> str:
     """Every IPv4 address as ``x.x.x.x`` (testbed addresses do not go out by mail)."""
     return _IPV4.sub("x.x.x.x", message)
@@ -85,7 +95,7 @@ def _scaled(x: float, unit: str) -> float:
 
 def _row(a: Alert) -> list[str]:
     ev = a.evidence
-    return [a.test_name, a.nic, a.frame_size, _num(_scaled(ev.trend, a.unit), 2), str(ev.runs),
+    return [field(a.test_name), field(a.nic), field(a.frame_size), _num(_scaled(ev.trend, a.unit), 2), str(ev.runs),
             _num(ev.long_term_change_pct, 1)]
 
 
@@ -159,7 +169,7 @@ def changes_text(alerts: list[Alert], blocks: list[JobBlock], kind: str, *, only
         new = [_row(a) for a in sorted((a for a in mine if a.status == NEW), key=_sort_key)]
         old = [_row(a) for a in sorted((a for a in mine if a.status == ONGOING), key=_sort_key)]
         all_rows += new + old
-        sections.append((f"{blk.test_set}, {blk.header_tail}", [("rows", new), ("before", old)]))
+        sections.append((field(f"{blk.test_set}, {blk.header_tail}"), [("rows", new), ("before", old)]))
     aligned = iter(_align(all_rows, _RIGHT))
     lines = [LEGEND, ""]
     for header, parts in sections:
@@ -236,14 +246,15 @@ def failed_tests_text(results: list[SeriesResult], samples: pd.DataFrame | None,
                     continue
                 attrs = attrs_of.get((blk.job, tid), {})
                 msg = "" if rec.get("message") is None or pd.isna(rec.get("message")) else str(rec["message"])
-                rows.append((short_test_name(tid, "mrr"), str(_pick(rec, attrs, "nic")), str(_pick(rec, attrs, "frame_size")), msg))
+                rows.append((field(short_test_name(tid, "mrr")), field(_pick(rec, attrs, "nic")),
+                             field(_pick(rec, attrs, "frame_size")), msg))
         failed = facts.get(blk.job, blk.build, "failed")
         passed = facts.get(blk.job, blk.build, "passed")
         failed = len(rows) if failed is None else int(failed)
         passed = "n/a" if passed is None else int(passed)
         duration = _duration(facts.get(blk.job, blk.build, "duration_s"))
-        head_tail = blk.header_tail
-        lines.append(f"{blk.test_set}, {failed} tests failed, {passed} tests passed, duration: {duration}, {head_tail}")
+        head_tail = field(blk.header_tail)
+        lines.append(f"{field(blk.test_set)}, {failed} tests failed, {passed} tests passed, duration: {duration}, {head_tail}")
         lines += _failure_lines(rows)
         lines.append("")
     return plain("\n".join(lines).rstrip("\n") + "\n") if lines else "No failed tests\n"

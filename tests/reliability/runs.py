@@ -28,10 +28,17 @@ JS_URL = "javascript:alert(4)"
 FORMULA = "=cmd|' /C calc'!A0"
 RTL = "\u202e"  # RIGHT-TO-LEFT OVERRIDE
 ZW = "\u200b"  # ZERO WIDTH SPACE
+TABS = "\t\t"  # TABs: columns shifted (a CR would also split the row of the pandas-style CSV exports)
 HOSTILE_NAMES = (
     f"64b-2t1c-{SCRIPT}{QUOTES}-mrr",
     f"{FORMULA}{RTL}gnp-exe{ZW}-{BREAKOUT}-{JS_URL}-mrr",
+    f"64b-2t1c-cr{TABS}fake-line-mrr",
 )
+
+
+def _xml_controls(text: str) -> str:
+    """CR and TAB as character references: written raw, XML would normalise them away."""
+    return text.replace("\r", "&#13;").replace("\t", "&#9;")
 HOSTILE_MESSAGE = f"{SCRIPT} {BREAKOUT} {QUOTES} {FORMULA} {RTL}evil{ZW} {JS_URL} {{{{7*7}}}}"
 # no blank: the version is read up to the first one
 HOSTILE_VERSION = f'=HYPERLINK("http://evil/")27.02-rc0{SCRIPT}"\'>{RTL}'
@@ -56,11 +63,11 @@ def plant_hostile(root: Path) -> None:
         xml = gzip.decompress(path.read_bytes()).decode()
         rate = 10_000_000.0 if i < len(files) // 2 else 5_000_000.0
         extra = "".join(
-            f'<test id="s1-s1-s1-s1-s1-t9{k}" name="{attr(name)}" line="1">\n'
+            f'<test id="s1-s1-s1-s1-s1-t9{k}" name="{_xml_controls(attr(name))}" line="1">\n'
             f"<tag>1C</tag>\n<tag>2T1C</tag>\n<tag>64B</tag>\n<tag>MRR</tag>\n<tag>{esc(name[:20])}</tag>\n"
             + (f'<status status="PASS" start="2026-11-11T02:13:48.400000" elapsed="1.0">Maximum Receive Rate '
                f"trial results in packets per second: [{rate + k}, {rate + k}]</status>\n"
-               if k == 0 or i % 2 else
+               if k == 0 or (i + (k == 2)) % 2 else
                f'<status status="FAIL" start="2026-11-11T02:13:48.400000" elapsed="1.0">{esc(HOSTILE_MESSAGE)}'
                "</status>\n")
             + "</test>\n"
