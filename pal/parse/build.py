@@ -108,6 +108,7 @@ def parse_build(path: str | Path, job: str, build: int, *, testbeds: Mapping[str
     if not rows:
         return ParseResult(empty_samples(), meta, ctx.problems)
     df = pd.DataFrame.from_records(rows)
+    _report_duplicates(df, ctx)
     df["job"] = job
     df["build"] = int(build)
     df["build_time"] = pd.Timestamp(meta.build_time) if meta.build_time else pd.NaT
@@ -117,6 +118,22 @@ def parse_build(path: str | Path, job: str, build: int, *, testbeds: Mapping[str
     df["dut_version"] = version
     df["source_file"] = file
     return ParseResult(coerce_samples(df), meta, ctx.problems)
+
+
+def _report_duplicates(df: pd.DataFrame, ctx: _Context) -> None:
+    """A test id with two results of one metric in one build: the analysis keeps the last one
+    (pal.analysis.series), so say so instead of dropping the others silently."""
+    if "test_id" not in df or "metric" not in df:
+        return
+    counts = df.groupby(["test_id", "metric"], sort=True).size()
+    for (test_id, metric), n in counts[counts > 1].items():
+        ctx.problems.append(Problem(
+            "parse", f"{ctx.job}/{ctx.build}",
+            f"{ctx.file}: build {ctx.build}: test id {test_id} has {n} {metric} results in this build; "
+            "the analysis keeps the last one", "warning",
+            {"file": ctx.file, "job": ctx.job, "build": ctx.build, "test": str(test_id), "metric": str(metric),
+             "count": int(n)},
+        ))
 
 
 def _walk(path: str | Path, job: str, build: int, rename: Mapping[str, str] | None,
