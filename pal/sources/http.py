@@ -8,10 +8,10 @@ temporary file in the destination directory, hashed and container-checked in the
 and only a complete, checked file is renamed into place (``os.replace`` is atomic), so a
 crash or a damaged transfer never leaves a file that looks good.
 
-Bounds, because a server can be hostile or broken: every file has a total deadline
-(``HttpOptions.deadline``: connect, headers and the whole body, retries included; a watchdog
-shuts the socket down when it passes, so a server dripping one byte per second cannot hold a
-download past it); a redirect counts against ``retries`` (a 301 loop costs ``retries + 1``
+Bounds, because a server can be hostile or broken: every file has a total deadline for all
+its attempts (``HttpOptions.deadline``: once a request is sent, a watchdog shuts the socket
+down when it passes, so a server dripping one byte per second cannot hold a download past it;
+a connection attempt is bounded by the smaller of the timeout and the time left); a redirect counts against ``retries`` (a 301 loop costs ``retries + 1``
 requests); a ``Content-Encoding`` (gzip or deflate, nothing else) is decoded here in bounded
 steps, and the container check caps what the file decompresses to.
 """
@@ -316,7 +316,7 @@ def _shutdown(sock: socket.socket) -> None:
         pass
 
 
-#: The Deadline of the download this thread is doing (download threads run one at a time each).
+#: The Deadline of the download this thread is doing (each download thread does one at a time).
 _WATCH = threading.local()
 
 

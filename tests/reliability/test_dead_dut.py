@@ -38,6 +38,8 @@ def test_dead_dut_series_are_analysed_and_shown(dead_run):
     kinds = {a["test_id"].rsplit("-", 2)[-2]: a["kind"] for a in alerts if "-dead-" in a["test_id"]}
     # values then zeros: a regression to 0; zeros then values: a progression; all zeros: one flat group
     assert kinds == {"last": "regression", "first": "progression"}, kinds
+    change = {a["test_id"].rsplit("-", 2)[-2]: a["evidence"]["change_pct"] for a in alerts if "-dead-" in a["test_id"]}
+    assert change == {"last": -100.0, "first": None}, change  # from 0 no relative change exists
     record("analysis", "dead DUT: MRR trials all 0.0 in every build / the first half / the second half",
            "analysed and shown; dying is a new regression to 0, coming back a progression; run completes",
-           inputs=len(DEAD_TESTS), faults=len(DEAD_TESTS))
+           inputs=len(DEAD_TESTS), faults=len(DEAD_TESTS), no_report=0)

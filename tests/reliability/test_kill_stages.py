@@ -150,8 +150,10 @@ def test_kill_9_in_every_stage_then_next_run_equals_uninterrupted(request, tmp_p
         killed += 1
         with_pool += pool and hit == "render" and len(procs) >= 2
         check_site_complete(tmp_path / "out" / "site")
+        (tmp_path / "out" / "report.json").unlink(missing_ok=True)
         r = run_pal("run", "--spec", str(spec))
         assert r.returncode in (0, 2), r.stderr[-2000:]
+        assert (tmp_path / "out" / "report.json").is_file(), "the run after the kill wrote no report"
         assert _state(tmp_path / "out") == big["reference"]
         check_site_complete(tmp_path / "out" / "site")
     assert killed >= 1, f"the run ended before the kill in {stage}"
@@ -159,4 +161,5 @@ def test_kill_9_in_every_stage_then_next_run_equals_uninterrupted(request, tmp_p
         assert with_pool >= 1, "no kill landed while the render pool was alive"
     pool = f", {with_pool} with the render pool alive" if stage == "render" else ""
     record("crash safety", f"kill -9 in stage {stage} at seeded random moments (seed {SEED}){pool}",
-           "no process of the killed run survives; next run equals an uninterrupted one", killed=killed, lost=0)
+           "no process of the killed run survives; next run writes its report and equals an uninterrupted one",
+           killed=killed, lost=0, stage=stage, no_report=0)
