@@ -15,7 +15,6 @@ import gzip
 import socket
 import struct
 import threading
-import time
 from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 

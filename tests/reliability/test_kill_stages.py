@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.reliability.record import fuzz_examples, record
+from tests.reliability.record import record
 from tests.reliability.runs import (REPO, descendants, orphans_of, pal_cmd, pal_env, run_pal, spec_dict,
                                     tiny_history, write_spec)
 from tests.reliability.test_crash import _state, check_site_complete
