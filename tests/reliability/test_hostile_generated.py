@@ -59,6 +59,7 @@ def test_generated_hostile_inputs(tmp_path, kind):
                inputs=len(got), faults=len(got), peak_mb=worst["peak_mb"])
 
 
+@pytest.mark.slow
 @pytest.mark.xfail(strict=True, reason="known limit: elements among a test's tags (after its body) are kept "
                    "until the test ends; Robot Framework never writes any there")
 def test_element_bomb_among_test_tags(tmp_path):

@@ -129,6 +129,7 @@ def _gone(pids: list[int], within: float = 10.0) -> list[int]:
     return alive
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stage", STAGES)
 def test_kill_9_in_every_stage_then_next_run_equals_uninterrupted(request, tmp_path, stage):
     rng = random.Random(f"{SEED}-{stage}")

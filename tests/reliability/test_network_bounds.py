@@ -24,7 +24,7 @@ from tests.reliability.memory import measure
 from tests.reliability.record import record
 
 #: Decompressed size of the bombs of ``make test`` (``make fuzz``: past the 4 GiB cap).
-BOMB_MB = 384 if not os.environ.get("PAL_FUZZ_EXAMPLES") else 4608
+BOMB_MB = 256 if not os.environ.get("PAL_FUZZ_EXAMPLES") else 4608
 #: Peak RSS a bomb case may reach above the same case on a small good file (the imports alone
 #: take 130-220 MB depending on the environment), and in all.
 RSS_OVER_MB = 64
