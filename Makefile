@@ -66,8 +66,10 @@ bench: venv  ## benchmarks against the references, printed as ratios
 	  || echo "WARNING: otava/e-divisive peers not installed; bench_accuracy will skip them" >&2
 	$(BIN)/python -m benchmarks
 
-fuzz: venv  ## long property-based fuzzing runs
+fuzz: venv  ## long property-based fuzzing runs, and the attack classes at full size with new seeds
 	PAL_FUZZ_EXAMPLES=20000 $(BIN)/python -m pytest -q tests -m 'fuzz' -p no:xdist
+	PAL_FUZZ_EXAMPLES=20000 $(BIN)/python -m pytest -q -p no:xdist tests/reliability/test_hostile_generated.py \
+	  tests/reliability/test_kill_stages.py tests/reliability/test_network_bounds.py
 
 clean:
 	rm -rf $(OUT) $(DEMO_DIR) .pytest_cache build *.egg-info

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from pathlib import Path
 from typing import Sequence
@@ -244,8 +245,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return EXIT_OK
     except OSError as exc:  # disk full, permissions, a vanished directory: say which file, no traceback
-        log.error("error: %s", exc)
+        where = "" if exc.filename else _path_in_flight(exc)
+        log.error("error: %s%s", exc, f": {where}" if where else "")
         return EXIT_ERROR
+
+
+def _path_in_flight(exc: BaseException) -> str:
+    """The file a failed write was going to, when the OSError does not say (``write()`` on an open
+    file raises ENOSPC without a name): the innermost frame holding a path or an open file."""
+    tb, found = exc.__traceback__, ""
+    while tb is not None:
+        for name in ("path", "tmp", "target", "dest", "final", "file", "fh", "f", "out", "sink", "where"):
+            value = tb.tb_frame.f_locals.get(name)
+            text = getattr(value, "name", value) if not isinstance(value, (str, os.PathLike)) else value
+            if isinstance(text, (str, os.PathLike)) and ("/" in str(text) or os.sep in str(text)):
+                found = str(text)
+                break
+        tb = tb.tb_next
+    return found
 
 
 def entry_point() -> None:  # console_scripts

@@ -166,18 +166,20 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
     steps = Steps(6)
     log.info("pal run: spec %s, trigger %s, output %s", spec.name, options.trigger, out_dir)
 
-    steps.start("download", f"{len(spec.jobs)} jobs from {len(spec.sources)} sources")
-    files: list[BuildFile] = []
-    if options.download:
-        files = download(spec, out_dir / "cache", report)
-    missing = len(report.errors("download"))
-    steps.done(f"{len(files)} builds available, {missing} missing")
-
     store = Store(spec.store_dir)
     kind = options.executor or spec.store.executor
     workers = options.workers or spec.store.workers
     scheduler = options.scheduler or spec.store.scheduler
+    # The lock first: a second run fails at once instead of after downloading everything, and
+    # two runs never write the same cache files.
     with store.lock():
+        steps.start("download", f"{len(spec.jobs)} jobs from {len(spec.sources)} sources")
+        files: list[BuildFile] = []
+        if options.download:
+            files = download(spec, out_dir / "cache", report)
+        missing = len(report.errors("download"))
+        steps.done(f"{len(files)} builds available, {missing} missing")
+
         steps.start("parse", f"{len(files)} builds, executor {kind}")
         with make_executor(kind, workers=workers, scheduler=scheduler) as executor:
             parsed = ingest(spec, store, files, report, executor, full=options.full)

@@ -30,6 +30,14 @@ BUILD_ALIASES = ("lastCompletedBuild", "lastSuccessfulBuild")
 #: what pal.sources.jenkins and the build links (pal.alerts.links, pal.render.pages) fill in
 URL_PLACEHOLDERS = ("jenkins", "job", "build")
 
+#: Bounds on a spec document (real specs are a few KB, a dozen levels, a few hundred values):
+#: a YAML alias bomb or a deeply nested document is refused before it is expanded or recursed.
+MAX_SPEC_BYTES = 4 << 20
+MAX_SPEC_DEPTH = 64
+MAX_SPEC_VALUES = 200_000
+MAX_TAG_EXPR_DEPTH = 64
+MAX_TAG_EXPR_OPS = 256
+
 
 @dataclass(frozen=True)
 class JobSpec:
@@ -56,6 +64,7 @@ class SourceSpec:
     artifacts: list[str] = field(default_factory=list)  # jenkins: ordered URL templates
     verify_tls: bool = True
     timeout: float = 30.0  # seconds, connect and read
+    deadline: float = 900.0  # seconds for one file in all: connect, headers, body, retries
     retries: int = 3
     max_size_mb: int = 2048
     workers: int = 4
@@ -200,9 +209,9 @@ class Spec:
         path = self.resolve(self.rename_file)
         if path is not None:
             try:
-                data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-            except (OSError, yaml.YAMLError) as exc:
-                raise SpecError("rename-file", str(path), f"a readable YAML mapping ({exc})") from None
+                data = load_yaml(path) or {}
+            except OSError as exc:
+                raise SpecError("rename-file", str(path), f"a readable YAML mapping ({exc.strerror})") from None
             if not isinstance(data, dict):
                 raise SpecError("rename-file", str(path), "a YAML mapping old-id: new-id")
             merged.update({str(k).lower(): str(v).lower() for k, v in data.items()})
@@ -222,41 +231,118 @@ def load_spec(path: str | os.PathLike[str]) -> Spec:
     """Read and validate a spec file; raise SpecError naming the key, line and value."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        with open(path, "rb") as fh:
+            raw = fh.read(MAX_SPEC_BYTES + 1)
     except OSError as exc:
         raise SpecError("(file)", str(path), f"a readable spec file ({exc.strerror})") from None
-    return parse_spec(text, source=str(path), base_dir=str(path.resolve().parent))
+    return parse_spec(_decode(raw, str(path)), source=str(path), base_dir=str(path.resolve().parent))
+
+
+def _decode(raw: bytes, source: str) -> str:
+    if len(raw) > MAX_SPEC_BYTES:
+        raise SpecError("(file)", f"more than {MAX_SPEC_BYTES} bytes", f"a spec under {MAX_SPEC_BYTES >> 20} MB", source)
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise SpecError(f"line {line}", raw[exc.start: exc.start + 4], "UTF-8 text (byte offset "
+                        f"{exc.start} is not)", source) from None
 
 
 def parse_spec(text: str, source: str = "<spec>", base_dir: str = ".") -> Spec:
+    if len(text) > MAX_SPEC_BYTES:
+        raise SpecError("(document)", f"{len(text)} characters", f"a spec under {MAX_SPEC_BYTES >> 20} MB", source)
     try:
+        _check_shape(text, source)
         node = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark else "(document)"
-        raise SpecError(where, getattr(exc, "problem", str(exc)), "valid YAML", source) from None
+        raise SpecError(where, getattr(exc, "problem", None) or str(exc)[:200], "valid YAML", source) from None
     if node is None:
         raise SpecError("(document)", None, "a mapping with name, jobs, sources, test-sets", source)
     lines: dict[str, int] = {}
-    data = _to_python(node, "", lines)
+    try:
+        data = _to_python(node, "", lines, [MAX_SPEC_VALUES], source)
+    except (yaml.YAMLError, ValueError, TypeError, OverflowError) as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark else "(document)"
+        raise SpecError(where, getattr(exc, "problem", None) or str(exc)[:200], "a plain YAML value", source) from None
     if not isinstance(data, dict):
-        raise SpecError("(document)", data, "a mapping at the top level", source)
+        raise SpecError("(document)", _short(data), "a mapping at the top level", source)
     data.setdefault("base-dir", base_dir)
     return _Builder(source, lines).spec(data)
 
 
-def _to_python(node: yaml.Node, path: str, lines: dict[str, int]) -> Any:
-    """YAML node tree -> plain Python, remembering the line of every key path."""
+def load_yaml(path: Path) -> Any:
+    """A YAML file other than the spec (rename-file), read within the spec's bounds.
+
+    Raises SpecError (too big, not UTF-8, not YAML, too deep, too many values, a duplicate key)
+    or OSError.
+    """
+    with open(path, "rb") as fh:
+        text = _decode(fh.read(MAX_SPEC_BYTES + 1), str(path))
+    try:
+        _check_shape(text, str(path))
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        return None if node is None else _to_python(node, "", {}, [MAX_SPEC_VALUES], str(path))
+    except (yaml.YAMLError, ValueError, TypeError, OverflowError) as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark else "(document)"
+        raise SpecError(where, getattr(exc, "problem", None) or str(exc)[:200], "valid YAML", str(path)) from None
+
+
+def _check_shape(text: str, source: str) -> None:
+    """Refuse nesting deeper than MAX_SPEC_DEPTH from the event stream, before anything recurses.
+
+    PyYAML's parser keeps its own stack, so reading events is safe at any depth; its composer
+    (and ``_to_python``) recurse, and 10,000 levels ended in a RecursionError traceback.
+    """
+    depth = 0
+    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+            depth += 1
+            if depth > MAX_SPEC_DEPTH:
+                raise SpecError(f"line {event.start_mark.line + 1}", f"nesting deeper than {MAX_SPEC_DEPTH}",
+                                f"at most {MAX_SPEC_DEPTH} nested mappings/lists", source)
+        elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+            depth -= 1
+
+
+def _short(value: Any, limit: int = 200) -> Any:
+    """A value as shown in an error: long strings and containers cut to ``limit`` characters."""
+    text = value if isinstance(value, str) else repr(value) if isinstance(value, (list, dict)) else None
+    if text is None or len(text) <= limit:
+        return value
+    return text[:limit] + f"... ({len(text)} characters)"
+
+
+def _to_python(node: yaml.Node, path: str, lines: dict[str, int], budget: list[int], source: str) -> Any:
+    """YAML node tree -> plain Python, remembering the line of every key path.
+
+    ``budget`` counts the values built: an alias re-enters the node it names, so a few lines of
+    nested aliases ("billion laughs") would otherwise expand to billions of values. A key
+    given twice in one mapping is an error (YAML says keys are unique; PyYAML keeps the last).
+    """
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise SpecError(f"line {node.start_mark.line + 1}", f"more than {MAX_SPEC_VALUES} values",
+                        "a spec of fewer values (aliases expanding into each other?)", source)
     lines[path] = node.start_mark.line + 1
     if isinstance(node, yaml.MappingNode):
         out: dict[str, Any] = {}
         for knode, vnode in node.value:
+            if not isinstance(knode, yaml.ScalarNode):
+                raise SpecError(f"line {knode.start_mark.line + 1}", _short(f"{knode.tag} key"), "a plain key", source)
             key = knode.value
             sub = f"{path}.{key}" if path else str(key)
-            out[str(key)] = _to_python(vnode, sub, lines)
+            if str(key) in out:
+                raise SpecError(f"{sub} (line {knode.start_mark.line + 1})", _short(str(key)),
+                                f"a key given once (also on line {lines.get(sub, '?')})", source)
+            out[str(key)] = _to_python(vnode, sub, lines, budget, source)
         return out
     if isinstance(node, yaml.SequenceNode):
-        return [_to_python(v, f"{path}[{i}]", lines) for i, v in enumerate(node.value)]
+        return [_to_python(v, f"{path}[{i}]", lines, budget, source) for i, v in enumerate(node.value)]
     loader = yaml.SafeLoader("")
     try:
         return loader.construct_object(node, deep=True)
@@ -468,6 +554,8 @@ def _check_semantics(spec: Spec, b: _Builder) -> None:
                 _check_template(b, f"{p}.artifacts[{j}]", tmpl)
         if src.timeout <= 0:
             b.error(f"{p}.timeout", src.timeout, "a number of seconds > 0")
+        if src.deadline <= 0:
+            b.error(f"{p}.deadline", src.deadline, "a number of seconds > 0")
         for key in ("retries", "max_size_mb", "workers"):
             val = getattr(src, key)
             if val < (0 if key == "retries" else 1):
@@ -479,10 +567,18 @@ def _check_semantics(spec: Spec, b: _Builder) -> None:
             b.error(f"{p}.name", ts.name, "a test-set name not used before")
         set_names.add(ts.name)
         if ts.select.tags:
-            try:
-                TagExpr.parse(ts.select.tags)
-            except TagExprError as exc:
-                b.error(f"{p}.select.tags", ts.select.tags, f"a tag expression ({exc})")
+            # parsing and matching recurse once per parenthesis, NOT and operator in a chain
+            depth = _paren_depth(ts.select.tags)
+            ops = len(re.findall(r"(?i)\b(?:and|or|not)\b", ts.select.tags))
+            if depth > MAX_TAG_EXPR_DEPTH or ops > MAX_TAG_EXPR_OPS:
+                b.error(f"{p}.select.tags", _short(ts.select.tags),
+                        f"a tag expression at most {MAX_TAG_EXPR_DEPTH} parentheses deep with at most "
+                        f"{MAX_TAG_EXPR_OPS} operators (found {depth} and {ops})")
+            else:
+                try:
+                    TagExpr.parse(ts.select.tags)
+                except (TagExprError, RecursionError) as exc:
+                    b.error(f"{p}.select.tags", _short(ts.select.tags), f"a tag expression ({str(exc)[:200]})")
         _check_regex(b, f"{p}.select.id-regex", ts.select.id_regex)
         for j, pat in enumerate(ts.jobs or []):
             _check_regex(b, f"{p}.jobs[{j}]", pat)
@@ -512,6 +608,15 @@ def _check_semantics(spec: Spec, b: _Builder) -> None:
         b.error("outputs.site-url", spec.outputs.site_url, "an http(s):// or file:// URL of the published site/")
     if spec.store.executor == "dask" and spec.store.scheduler and not re.match(r"^(tcp|tls|inproc)://", spec.store.scheduler):
         b.error("store.scheduler", spec.store.scheduler, "a Dask scheduler address like tcp://host:8786")
+
+
+def _paren_depth(text: str) -> int:
+    depth = top = 0
+    for c in text:
+        depth += c == "("
+        depth -= c == ")"
+        top = max(top, depth)
+    return top
 
 
 def _check_detector(b: _Builder, path: str, det: DetectorSpec) -> None:

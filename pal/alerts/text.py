@@ -63,6 +63,16 @@ def plain(text: str) -> str:
     return text.translate(_UNSAFE_CHARS)
 
 
+_FIELD_UNSAFE = {**_UNSAFE_CHARS, 0x09: "\ufffd", 0x0A: "\ufffd", 0x0D: "\ufffd", 0x2028: "\ufffd", 0x2029: "\ufffd"}
+
+
+def field(text: str) -> str:
+    """One value from the data (a test name, a NIC, a header part) for a line of text: also a
+    TAB, CR or line break inside it becomes U+FFFD, so it cannot shift columns, overwrite the
+    line (CR) or start a line that looks like pal wrote it."""
+    return str(text).translate(_FIELD_UNSAFE)
+
+
 def mask_ipv4(message: str) -> str:
     """Every IPv4 address as ``x.x.x.x`` (testbed addresses do not go out by mail)."""
     return _IPV4.sub("x.x.x.x", message)
@@ -95,7 +105,7 @@ def _display(unit: str) -> tuple[str, float, int]:
 def _row(a: Alert) -> list[str]:
     ev = a.evidence
     _, div, digits = _display(a.unit)
-    return [a.test_name, a.nic, a.frame_size, _num(ev.trend / div, digits), str(ev.runs),
+    return [field(a.test_name), field(a.nic), field(a.frame_size), _num(ev.trend / div, digits), str(ev.runs),
             _num(ev.long_term_change_pct, 1)]
 
 
@@ -209,7 +219,7 @@ def changes_text(alerts: list[Alert], blocks: list[JobBlock], kind: str, *, only
                 if unit != "Mpps":
                     head.append(f"Trend[{unit}]:")
                 parts.append((head, [a for a in group if _display(a.unit)[0] == unit]))
-        sections.append((f"{blk.test_set}, {blk.header_tail}", parts))
+        sections.append((field(f"{blk.test_set}, {blk.header_tail}"), parts))
     all_rows = [_row(a) for _, parts in sections for _, rows in parts for a in rows]
     aligned = iter(_align(all_rows, _RIGHT))
     lines = [LEGEND, ""]
@@ -304,7 +314,8 @@ def failed_tests_text(results: list[SeriesResult], samples: pd.DataFrame | None,
                 tid = str(rec["test_id"])
                 attrs = attrs_of.get((blk.job, tid), {})
                 msg = "" if rec.get("message") is None or pd.isna(rec.get("message")) else str(rec["message"])
-                rows.append((short_test_name(tid, "mrr"), str(_pick(rec, attrs, "nic")), str(_pick(rec, attrs, "frame_size")), msg))
+                rows.append((field(short_test_name(tid, "mrr")), field(_pick(rec, attrs, "nic")),
+                             field(_pick(rec, attrs, "frame_size")), msg))
         if counted:
             failed, passed = len(rows), passed_n
         else:
@@ -312,8 +323,8 @@ def failed_tests_text(results: list[SeriesResult], samples: pd.DataFrame | None,
             failed, passed = (len(rows) if f is None else int(f)), (None if p is None else int(p))
         passed_text = "n/a tests passed" if passed is None else f"{plural(passed, 'test')} passed"
         duration = _duration(facts.get(blk.job, blk.build, "duration_s"))
-        lines.append(f"{blk.test_set}, {plural(failed, 'test')} failed, {passed_text}, duration: {duration}, "
-                     f"{blk.header_tail}")
+        lines.append(f"{field(blk.test_set)}, {plural(failed, 'test')} failed, {passed_text}, duration: {duration}, "
+                     f"{field(blk.header_tail)}")
         lines += _failure_lines(rows)
         lines.append("")
     return plain("\n".join(lines).rstrip("\n") + "\n") if lines else "No failed tests\n"

@@ -29,6 +29,13 @@ population stdev s and the previous group's average p, all divided by ``unit``, 
   Z = p^2 - (p - 1) M + M^2 / 2
 * for n >= 2: stdev log2((s + 1)(s + 2)) + log2(1 - 1/(M + 2)), and the sphere area
   (ln 2 + (n-1)/2 ln pi - lnGamma((n-1)/2) + (n-2) ln(s+1) + (n-2)/2 ln n) / ln 2.
+
+Zero runs are data: a DUT that forwarded nothing measured 0, a real regression to 0. A series
+with any positive value is classified exactly as jumpavg does (zeros included). A series whose
+every trial is 0 (jumpavg raises there: its unit, max / (2**(sbps+1) - 1), is 0) is one group
+at 0 with stdev 0, its bits counted with ``unit`` 1 (:data:`ZERO_SERIES_UNIT`): identical values
+have nothing to split. The first positive value appended makes it a normal jumpavg series (a
+new maximum recomputes everything). Only negative values with no positive one are refused.
 """
 
 from __future__ import annotations
@@ -53,7 +60,12 @@ _LNPI = math.log(math.pi)
 
 
 class MdlInputError(PalError, ValueError):
-    """Values MDL cannot encode: NaN, an empty trial list, or a maximum that is not positive."""
+    """Values MDL cannot encode: NaN, an empty trial list, or negative values with no positive one."""
+
+
+#: The unit a series of zeros is counted in: jumpavg derives the unit from the maximum, which is
+#: 0 there, so its formulas divide by zero. Any positive unit gives the same single group.
+ZERO_SERIES_UNIT = 1.0
 
 
 @dataclass(frozen=True)
@@ -339,6 +351,10 @@ class MdlState:
     def _append(self, r_n: np.ndarray, r_avg: np.ndarray, r_sd: np.ndarray, held: int) -> None:
         if not len(r_n):
             return
+        if not self.max_value > 0.0:  # no positive value held or added: zeros (or bad input) so far
+            self._restart(np.concatenate([self.r_n[:held], r_n]), np.concatenate([self.r_avg[:held], r_avg]),
+                          np.concatenate([self.r_sd[:held], r_sd]), 0.0)
+            return
         end = held + len(r_n)
         self._reserve(end)
         self.r_n[held:end] = r_n
@@ -349,7 +365,11 @@ class MdlState:
     def _restart(self, r_n: np.ndarray, r_avg: np.ndarray, r_sd: np.ndarray, top: float) -> None:
         count = len(r_n)
         if count and not top > 0.0:
-            raise MdlInputError(f"the maximal value is {top!r}: MDL needs a positive maximum")
+            if not (np.all(r_avg[:count] == 0.0) and np.all(r_sd[:count] == 0.0)):
+                raise MdlInputError(f"the maximal value is {top!r} with negative values: MDL needs a positive "
+                                    "maximum (or all zeros)")
+            self._restart_zeros(r_n, count)
+            return
         self.max_value = top
         self.unit = _unit_of(top, self.unit_arg, self.sbps_arg)
         self._count = 0
@@ -362,6 +382,37 @@ class MdlState:
         self.r_avg[:count] = r_avg
         self.r_sd[:count] = r_sd
         self._advance(0, count)
+
+    def _restart_zeros(self, r_n: np.ndarray, count: int) -> None:
+        """Hold ``count`` runs whose every trial is 0: one group, no search (see the module docstring)."""
+        self.max_value = 0.0
+        self.unit = _unit_of(0.0, self.unit_arg, self.sbps_arg)
+        self._count = 0
+        self._cap = 0
+        self._table = _EMPTY_F
+        self._reserve(count)
+        self.r_n[:count] = r_n
+        self.r_avg[:count] = 0.0
+        self.r_sd[:count] = 0.0
+        samples = np.cumsum(r_n[:count])
+        unit = self.unit if self.unit > 0.0 else ZERO_SERIES_UNIT
+        bits = np.array([group_bits(int(n), 0.0, 0.0, None, 0.0, unit) for n in samples.tolist()])
+        self.win[:count] = 0
+        self.w_n[:count] = samples
+        self.w_avg[:count] = 0.0
+        self.w_sd[:count] = 0.0
+        self.gbits[:count] = bits
+        self.best[:count] = bits
+        # Candidate i: runs i.. as one group on top of the single group of runs [0, i).
+        self.c_n[:count] = samples[-1] - np.concatenate([[0], samples[:-1]])
+        self.c_nf[:count] = self.c_n[:count]
+        self.c_avg[:count] = 0.0
+        self.c_sd[:count] = 0.0
+        self.c_prev[:count] = 0.0
+        self.c_prev[0] = np.nan
+        self.c_base[:count] = np.concatenate([[0.0], bits[:-1]])
+        self.c_lognorm[:count] = np.nan
+        self._count = count
 
     def _reserve(self, n: int) -> None:
         if n <= self._cap:
@@ -629,6 +680,7 @@ def classify(values: Sequence[Any] | Iterable[Any], unit: float | None = None, s
         The groups in order; empty for no values (jumpavg raises IndexError there).
 
     Raises:
-        MdlInputError: a NaN, an empty trial list, or a maximum <= 0 (jumpavg: ValueError).
+        MdlInputError: a NaN, an empty trial list, or negative values with no positive one
+            (jumpavg raises ValueError there and for all zeros, which are one group here).
     """
     return MdlState.start(values, unit=unit, sbps=sbps).groups()

@@ -139,32 +139,80 @@ def _open(path: str | Path, name: str, build: int | str | None, max_bytes: int, 
     return raw
 
 
-_PI_OR_COMMENT = re.compile(rb"\s*(?:<\?.*?\?>|<!--.*?-->)", re.DOTALL)
+_PI_OR_COMMENT = re.compile(r"\s*(?:<\?.*?\?>|<!--.*?-->)", re.DOTALL)
+_DECL_ENCODING = re.compile(r"""^<\?xml[^>]*?\sencoding\s*=\s*["']([A-Za-z0-9._:-]{1,40})["']""")
+
+#: Byte order marks and the first bytes of "<?" / "<" in the encodings XML 1.0 allows
+#: (its appendix F): the prolog is read in the encoding the parser would use.
+_BOMS = ((b"\x00\x00\xfe\xff", "utf-32-be"), (b"\xff\xfe\x00\x00", "utf-32-le"), (b"\xef\xbb\xbf", "utf-8"),
+         (b"\xfe\xff", "utf-16-be"), (b"\xff\xfe", "utf-16-le"))
+_SIGNATURES = ((b"\x00\x00\x00<", "utf-32-be"), (b"<\x00\x00\x00", "utf-32-le"), (b"\x00<\x00?", "utf-16-be"),
+               (b"<\x00?\x00", "utf-16-le"), (b"\x00\x00<\x00", None), (b"\x00<\x00\x00", None),
+               (b"Lo\xa7\x94", None))  # None: UCS-4 in unusual byte orders, EBCDIC: no Python codec
+
+
+def _prolog_text(data: bytes) -> tuple[str | None, str]:
+    """The start of ``data`` as text, in the encoding a conforming parser would read it in.
+
+    Returns (text, "") or (None, reason to refuse). The family comes from the BOM or the first
+    four bytes; an ``encoding=`` in the declaration then picks the codec within it.
+    """
+    codec, skip = "utf-8", 0
+    for bom, name in _BOMS:
+        if data.startswith(bom):
+            codec, skip = name, len(bom)
+            break
+    else:
+        for sig, name in _SIGNATURES:
+            if data.startswith(sig):
+                if name is None:
+                    return None, f"XML in an encoding pal does not read (starts with {data[:4]!r})"
+                codec = name
+                break
+        else:  # no declaration: "<!" or blanks as UTF-16 units (libxml2 guesses from more bytes too)
+            if len(data) >= 4 and data[1] == data[3] == 0 and data[0] and data[2]:
+                codec = "utf-16-le"
+            elif len(data) >= 4 and data[0] == data[2] == 0 and data[1] and data[3]:
+                codec = "utf-16-be"
+    text = data[skip:].decode(codec, errors="replace")
+    m = _DECL_ENCODING.match(text)
+    if m and not skip and codec == "utf-8":  # an ASCII-compatible start: the declaration decides
+        declared = m.group(1)
+        if re.match(r"(?i)(utf-?(16|32)|ucs-?[24])", declared):
+            return text, ""  # contradicts the bytes: the parser fails on it as malformed XML
+        try:
+            text = data.decode(declared, errors="replace")
+        except LookupError:
+            return None, f"XML declares an encoding pal does not read ({declared!r})"
+    return text, ""
 
 
 def check_prolog(data: bytes) -> str | None:
     """Judge the XML prolog at the start of ``data``.
 
     Returns "ok" when the root element starts without a DOCTYPE, a reason string when the
-    document must be rejected, and None when ``data`` ends before the prolog does.
+    document must be rejected, and None when ``data`` ends before the prolog does. The prolog
+    is decoded first (UTF-8, UTF-16 and UTF-32 with or without a BOM, or the declared
+    encoding), so a DOCTYPE is found in every encoding the parser would accept.
     """
+    text, refused = _prolog_text(data)
+    if text is None:
+        return refused
     pos = 0
-    if data.startswith(b"\xef\xbb\xbf"):
-        pos = 3
     while True:
-        m = _PI_OR_COMMENT.match(data, pos)
+        m = _PI_OR_COMMENT.match(text, pos)
         if not m:
             break
         pos = m.end()
-    rest = data[pos:].lstrip()
-    if not rest:
+    rest = text[pos:].lstrip()
+    if not rest or rest == "\ufffd":
         return None
-    if rest.startswith(b"<!DOCTYPE") or rest.startswith(b"<!ENTITY"):
+    if rest.startswith("<!DOCTYPE") or rest.startswith("<!ENTITY"):
         return "XML with a DOCTYPE/entity declarations is refused (entity expansion and external entities)"
-    if rest.startswith((b"<?", b"<!--")):
+    if rest.startswith(("<?", "<!--")):
         return None  # an unterminated PI or comment: need more bytes
-    if rest[:1] == b"<" and len(rest) > 1 and rest[1:2] not in (b"!", b"?"):
+    if rest[:1] == "<" and len(rest) > 1 and rest[1:2] not in ("!", "?"):
         return "ok"
-    if rest[:1] == b"<" and len(rest) == 1:
+    if rest[:1] == "<" and len(rest) == 1:
         return None
     return f"not an XML document (starts with {rest[:16]!r})"

@@ -105,7 +105,9 @@ def parse_build(path: str | Path, job: str, build: int, *, testbeds: Mapping[str
         dut=dut, dut_version=version, testbed=testbed, passed=ctx.passed, failed=ctx.failed,
         duration_s=top.elapsed_s if top else None, source_file=file,
     )
-    return ParseResult(samples_frame(rows, meta), meta, ctx.problems)
+    frame = samples_frame(rows, meta)
+    _report_duplicates(frame, ctx)
+    return ParseResult(frame, meta, ctx.problems)
 
 
 def samples_frame(rows: list[dict[str, Any]] | dict[str, list[Any]], meta: BuildMeta) -> pd.DataFrame:
@@ -123,6 +125,22 @@ def samples_frame(rows: list[dict[str, Any]] | dict[str, list[Any]], meta: Build
     df["dut_version"] = meta.dut_version
     df["source_file"] = meta.source_file
     return coerce_samples(df)
+
+
+def _report_duplicates(df: pd.DataFrame, ctx: _Context) -> None:
+    """A test id with two results of one metric in one build: the analysis keeps the last one
+    (pal.analysis.series), so say so instead of dropping the others silently."""
+    if "test_id" not in df or "metric" not in df:
+        return
+    counts = df.groupby(["test_id", "metric"], sort=True).size()
+    for (test_id, metric), n in counts[counts > 1].items():
+        ctx.problems.append(Problem(
+            "parse", f"{ctx.job}/{ctx.build}",
+            f"{ctx.file}: build {ctx.build}: test id {test_id} has {n} {metric} results in this build; "
+            "the analysis keeps the last one", "warning",
+            {"file": ctx.file, "job": ctx.job, "build": ctx.build, "test": str(test_id), "metric": str(metric),
+             "count": int(n)},
+        ))
 
 
 def _walk(path: str | Path, job: str, build: int, rename: Mapping[str, str] | None,

@@ -81,6 +81,10 @@ def test_type_of(result: SeriesResult) -> str:
     return TEST_TYPES.get(result.key.metric, result.key.metric.upper())
 
 
+#: Longest test name shown in the site (CSIT's longest are ~120 characters).
+MAX_NAME = 300
+
+
 def short_name(key: SeriesKey, nic: str = "") -> str:
     """CSIT's dashboard name: ``<nic>-<test name>``, with the direction for latency."""
     tail = key.test_id.rsplit(".", 1)[-1]
@@ -89,6 +93,8 @@ def short_name(key: SeriesKey, nic: str = "") -> str:
         name += f" [{key.metric.rsplit('_', 1)[-1]}]"
     elif key.metric not in ("mrr", "cps") and not tail.endswith(key.metric):
         name += f" [{key.metric}]"
+    if len(name) > MAX_NAME:  # pages, graphs and their data show it; exports keep the full id
+        name = f"{name[:MAX_NAME]}\u2026 ({len(name)} characters)"
     return name
 
 

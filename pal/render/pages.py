@@ -48,8 +48,23 @@ def fmt(value: object, digits: int = 2) -> str:
     return f"{v:.{digits}f}" if math.isfinite(v) else ""
 
 
+#: Longest text a page shows for one value (a test name, a message); the data files keep it whole.
+MAX_SHOWN = 500
+
+
+def cap_text(value: object, limit: int = MAX_SHOWN) -> object:
+    """A plain text longer than ``limit`` cut, with its length said; markup and non-text as they are.
+
+    A 9.9 MB test name once made a 111 MB site: it was printed on every page that lists it.
+    """
+    if type(value) is str and len(value) > limit:
+        return f"{value[:limit]}\u2026 ({len(value)} characters)"
+    return value
+
+
 def make_env(templates_dir: Path) -> jinja2.Environment:
     env = jinja2.Environment(
+        finalize=cap_text,
         loader=jinja2.FileSystemLoader(str(templates_dir)),
         autoescape=True,  # every template, whatever its extension: all text is untrusted
         undefined=jinja2.StrictUndefined,

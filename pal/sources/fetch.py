@@ -164,7 +164,7 @@ def _open_sources(spec: Spec, cache_dir: Path, env: Mapping[str, str], backoff: 
 
 def _jenkins(s: SourceSpec, i: int, cache: CacheIndex, env: Mapping[str, str], backoff: float) -> JenkinsSource:
     url = _expand(s.url or "", env, f"sources[{i}].url")
-    opts = HttpOptions(timeout=s.timeout, retries=s.retries, backoff=backoff, verify_tls=s.verify_tls,
+    opts = HttpOptions(timeout=s.timeout, deadline=s.deadline, retries=s.retries, backoff=backoff, verify_tls=s.verify_tls,
                        max_bytes=s.max_size_mb << 20, pool=s.workers)
     user, token = env.get("JENKINS_USER"), env.get("JENKINS_TOKEN")
     auth = (user, token) if user and token else None

@@ -6,6 +6,10 @@ that hashes and writes the bytes, so it costs no extra read: gzip and xz are dec
 to the end (into nothing) to prove the stream complete; zip is checked at the end through
 its central directory (it must hold an output*.xml member); plain XML must start with ``<``
 and end with ``>``.
+
+Decompression is bounded twice: every call yields at most ``OUT_CHUNK`` bytes (a 2 MB gzip of
+zeros once became 2 GB in one call), and the total is capped by the parse stage's cap
+(``pal.parse.archive.DEFAULT_MAX_BYTES``), so a bomb is refused here before anything parses it.
 """
 
 from __future__ import annotations
@@ -16,9 +20,14 @@ import zipfile
 import zlib
 from pathlib import Path
 
+from pal.parse.archive import DEFAULT_MAX_BYTES
+
 GZIP_MAGIC = b"\x1f\x8b"
 XZ_MAGIC = b"\xfd7zXZ\x00"
 ZIP_MAGIC = b"PK\x03\x04"
+
+#: Most bytes one decompression call may produce (memory per call stays at this).
+OUT_CHUNK = 1 << 20
 
 #: container kind -> the file name suffix pal stores it under
 SUFFIXES = {"gzip": ".gz", "xz": ".xz", "zip": ".zip", "xml": ""}
@@ -46,11 +55,14 @@ class ContainerCheck:
     """Feed the bytes of a file in order; ``finish()`` raises IntegrityError if it is not whole.
 
     Also computes the sha256 of the bytes fed, so hashing and checking are one pass.
+    ``max_output`` caps the decompressed size of gzip/xz (default: the parse stage's cap).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, max_output: int = DEFAULT_MAX_BYTES) -> None:
         self.sha256 = hashlib.sha256()
         self.size = 0
+        self.max_output = max_output
+        self.output = 0  # decompressed bytes so far (gzip, xz)
         self.kind: str | None = None
         self._head = b""
         self._decomp: "zlib._Decompress | lzma.LZMADecompressor | None" = None
@@ -79,20 +91,43 @@ class ContainerCheck:
         if self.kind == "gzip":
             self._feed_gzip(chunk)
         elif self.kind == "xz":
+            self._feed_xz(chunk)
+
+    def _count(self, produced: int) -> None:
+        self.output += produced
+        if self.output > self.max_output:
+            raise IntegrityError(f"decompressed size exceeds the cap of {self.max_output} bytes "
+                                 f"({self.size} bytes compressed so far): a decompression bomb?")
+
+    def _feed_xz(self, chunk: bytes) -> None:
+        # Concatenated xz streams are legal too (xz(1) reads them; stream padding is zero bytes).
+        while chunk:
+            dec: lzma.LZMADecompressor = self._decomp  # type: ignore[assignment]
             try:
-                self._decomp.decompress(chunk, max_length=-1)  # type: ignore[union-attr, call-arg]
+                self._count(len(dec.decompress(chunk, max_length=OUT_CHUNK)))
+                while not dec.eof and not dec.needs_input:
+                    self._count(len(dec.decompress(b"", max_length=OUT_CHUNK)))
             except lzma.LZMAError as exc:
                 raise IntegrityError(f"corrupt xz data ({exc})") from None
+            chunk = dec.unused_data if dec.eof else b""
+            chunk = chunk.lstrip(b"\x00")
+            if chunk:
+                self._decomp = lzma.LZMADecompressor()
+            else:
+                chunk = b""
 
     def _feed_gzip(self, chunk: bytes) -> None:
         # Concatenated gzip members are legal (and what `cat a.gz b.gz` makes): restart on unused data.
         while chunk:
+            dec: zlib._Decompress = self._decomp  # type: ignore[assignment]
             try:
-                self._decomp.decompress(chunk)  # type: ignore[union-attr]
+                self._count(len(dec.decompress(chunk, OUT_CHUNK)))
+                while dec.unconsumed_tail and not dec.eof:
+                    self._count(len(dec.decompress(dec.unconsumed_tail, OUT_CHUNK)))
             except zlib.error as exc:
                 raise IntegrityError(f"corrupt gzip data ({exc})") from None
-            if self._decomp.eof:  # type: ignore[union-attr]
-                chunk = self._decomp.unused_data  # type: ignore[union-attr]
+            if dec.eof:
+                chunk = dec.unused_data
                 if chunk.strip(b"\x00"):
                     self._decomp = zlib.decompressobj(16 + zlib.MAX_WBITS)
                 else:
@@ -135,9 +170,9 @@ def check_zip(path: Path) -> str:
     return names[0]
 
 
-def check_file(path: Path, chunk_size: int = 1 << 20) -> tuple[str, str]:
+def check_file(path: Path, chunk_size: int = 1 << 20, max_output: int = DEFAULT_MAX_BYTES) -> tuple[str, str]:
     """Check a file on disk; return (sha256 hex, container kind) or raise IntegrityError."""
-    check = ContainerCheck()
+    check = ContainerCheck(max_output)
     with open(path, "rb") as fh:
         while chunk := fh.read(chunk_size):
             check.feed(chunk)

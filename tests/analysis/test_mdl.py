@@ -176,10 +176,54 @@ def test_bad_input():
         classify([1.0, float("nan"), 2.0])
     with pytest.raises(MdlInputError):
         classify([1.0, [], 2.0])
-    with pytest.raises(MdlInputError):
-        classify([0.0, 0.0])
-    with pytest.raises(ValueError):  # jumpavg refuses a zero maximum too
-        jumpavg.classify([0.0, 0.0])
+    with pytest.raises(MdlInputError):  # negative values and no positive one
+        classify([0.0, -1.0])
+
+
+# ---------------------------------------------------------------------------
+# Zero runs (a dead DUT): data, never a crash
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("values", [[0.0] * 6, [[0.0, 0.0]] * 4, [0.0], np.zeros(5)])
+def test_all_zero_series_is_one_group_at_zero(values):
+    if len(values) > 1:
+        with pytest.raises(ValueError):  # jumpavg divides by its zero unit
+            jumpavg.classify(list(values))
+    (g,) = classify(values)
+    n = len(values)
+    samples = sum(len(v) if isinstance(v, list) else 1 for v in values)
+    assert (g.start, g.end, g.avg, g.stdev, g.size, g.samples, g.label) == (0, n, 0.0, 0.0, n, samples, "normal")
+    assert math.isfinite(g.bits)
+
+
+@pytest.mark.parametrize("values", [
+    [0.0, 0.0, 0.0, 5.0, 5.1, 4.9, 5.0],            # zeros then values (the DUT came back)
+    [5.0, 5.1, 4.9, 5.0, 0.0, 0.0, 0.0],            # values then zeros (the DUT died)
+    [5.0, 5.1, 0.0, 4.9, 5.0, 0.0, 5.0],            # dead runs scattered
+    [[0.0, 0.0], [0.0, 0.0], [9.0, 9.5], [9.2, 9.1]],
+])
+def test_series_with_zero_runs_identical_to_jumpavg(values):
+    assert ours(classify(values)) == oracle(values)
+
+
+def test_values_then_zeros_is_a_regression_to_zero():
+    groups = classify([5.0, 5.1, 4.9, 5.0, 0.0, 0.0, 0.0])
+    assert [(g.start, g.end, g.avg, g.label) for g in groups] == [(0, 4, 5.0, "normal"), (4, 7, 0.0, "regression")]
+
+
+def test_zero_state_extends_and_round_trips():
+    values = [0.0, 0.0, 0.0, 0.0, 5.0, 5.1, 4.9]
+    state = MdlState.start([])
+    for k, v in enumerate(values):
+        state = MdlState.from_dict(json.loads(json.dumps(state.to_dict())))
+        state.extend([v])
+        if k < 4:  # still all zeros: one group at 0
+            assert [(g.start, g.end, g.avg) for g in state.groups()] == [(0, k + 1, 0.0)]
+    assert ours(state.groups()) == oracle(values)
+    zeros = MdlState.start([0.0, 0.0])
+    zeros.sync([0.0, 0.0, 0.0])
+    assert [(g.start, g.end, g.avg, g.samples) for g in zeros.groups()] == [(0, 3, 0.0, 3)]
 
 
 # ---------------------------------------------------------------------------

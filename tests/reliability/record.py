@@ -17,13 +17,22 @@ ENV = "PAL_RELIABILITY_RECORD"
 
 
 def record(area: str, case: str, outcome: str, *, inputs: int = 1, faults: int = 0, killed: int = 0,
-           lost: int = 0) -> None:
-    """Note one case: its area (table section), what was tried, what pal did, and the counts."""
+           lost: int = 0, stage: str | None = None, peak_mb: float | None = None, no_report: int = 0,
+           hangs: int = 0) -> None:
+    """Note one case: its area (table section), what was tried, what pal did, and the counts.
+
+    ``stage``: the run stage the kills landed in; ``peak_mb``: the case's peak RSS measured in a
+    subprocess; ``no_report``: runs that ended without report.json; ``hangs``: cases that did not end.
+    """
     if os.environ.get(ENV) != "1":
         return
     RESULTS_DIR.mkdir(exist_ok=True)
     row = {"area": area, "case": case, "outcome": outcome, "inputs": inputs, "faults": faults,
-           "killed": killed, "lost": lost}
+           "killed": killed, "lost": lost, "no_report": no_report, "hangs": hangs}
+    if stage is not None:
+        row["stage"] = stage
+    if peak_mb is not None:
+        row["peak_mb"] = round(peak_mb)
     with open(RESULTS_DIR / f"{os.getpid()}.jsonl", "a", encoding="utf-8") as f:
         f.write(json.dumps(row, sort_keys=True) + "\n")
 
