@@ -328,26 +328,6 @@ class MdlState:
         self._append(r_n, r_avg, r_sd, held)
         return self
 
-    def sync(self, values: Iterable[Any]) -> "MdlState":
-        """Bring the state to exactly ``values``; returns self.
-
-        When the runs already held are a prefix of ``values`` (compared exactly), only the new
-        runs are added; otherwise (a build was replaced, history was trimmed) it recomputes.
-        """
-        r_n, r_avg, r_sd, top = _prepare(values)
-        held = self._count
-        if (
-            held <= len(r_n)
-            and top == self.max_value
-            and np.array_equal(r_n[:held], self.r_n[:held])
-            and np.array_equal(r_avg[:held], self.r_avg[:held])
-            and np.array_equal(r_sd[:held], self.r_sd[:held])
-        ):
-            self._append(r_n[held:], r_avg[held:], r_sd[held:], held)
-        else:
-            self._restart(r_n, r_avg, r_sd, top)
-        return self
-
     def _append(self, r_n: np.ndarray, r_avg: np.ndarray, r_sd: np.ndarray, held: int) -> None:
         if not len(r_n):
             return
@@ -617,55 +597,6 @@ class MdlState:
 
     def __len__(self) -> int:
         return self._count
-
-    # -- serialisation -----------------------------------------------------
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-friendly snapshot (floats round-trip exactly through JSON)."""
-        n = self._count
-        out: dict[str, Any] = {
-            "version": 1,
-            "unit_arg": self.unit_arg,
-            "sbps_arg": self.sbps_arg,
-            "max_value": self.max_value,
-            "unit": self.unit,
-            "runs": [list(r) for r in self.runs],  # [count, avg, stdev] per run
-        }
-        for name in _ARRAYS:
-            arr = getattr(self, name)[:n]
-            out[name] = [None if isinstance(v, float) and math.isnan(v) else v for v in arr.tolist()]
-        for name in _STEPS:
-            out[name] = getattr(self, name)[:n].tolist()
-        return out
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "MdlState":
-        """Rebuild a state saved by :meth:`to_dict`."""
-        if data.get("version") != 1:
-            raise MdlInputError(f"unknown MDL state version {data.get('version')!r}")
-        state = cls(data["unit_arg"], data["sbps_arg"])
-        state.max_value = float(data["max_value"])
-        state.unit = float(data["unit"])
-        runs = data["runs"]
-        n = len(runs)
-        state._reserve(max(n, 1))
-        state._count = n
-        if n:
-            counts, avgs, sds = zip(*runs)
-            state.r_n[:n] = np.array([int(v) for v in counts], dtype=np.int64)
-            state.r_avg[:n] = np.array(avgs, dtype=float)
-            state.r_sd[:n] = np.array(sds, dtype=float)
-        state.c_n[:n] = np.asarray(data["c_n"], dtype=np.int64)
-        for name in ("c_avg", "c_sd", "c_prev", "c_base"):
-            getattr(state, name)[:n] = np.array([np.nan if v is None else v for v in data[name]], dtype=float)
-        state.c_nf[:n] = state.c_n[:n]
-        top = state.max_value / state.unit if state.unit else 0.0
-        with np.errstate(invalid="ignore"):
-            p = state.c_prev[:n] / state.unit if n else state.c_prev[:0]
-            state.c_lognorm[:n] = np.log2(p * p - (p - 1) * top + top * top / 2)
-        for name in _STEPS:
-            getattr(state, name)[:n] = np.array(data[name], dtype=np.int64 if name in _INTS else float)
-        return state
 
 
 def classify(values: Sequence[Any] | Iterable[Any], unit: float | None = None, sbps: float | None = None) -> list[Group]:
