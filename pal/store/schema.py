@@ -16,8 +16,11 @@ import pyarrow as pa
 
 from pal.model import SAMPLE_COLUMNS, coerce_samples
 
-#: Bumped whenever the on-disk layout or the samples schema changes incompatibly.
-SCHEMA_VERSION = 1
+#: Bumped whenever the on-disk layout or the samples schema changes incompatibly. Version 2: a
+#: manifest entry may name a row group of a compacted fragment (several builds in one file).
+SCHEMA_VERSION = 2
+#: versions this pal reads; older ones are rewritten as SCHEMA_VERSION on the next write
+READABLE_VERSIONS = (1, 2)
 
 _ARROW_OF_PANDAS = {
     "string": pa.string(),
@@ -35,6 +38,10 @@ def _arrow_type(col: str) -> pa.DataType:
 
 
 SAMPLES_SCHEMA = pa.schema([pa.field(c, _arrow_type(c)) for c in SAMPLE_COLUMNS])
+
+#: string columns: Parquet keeps them dictionary-encoded on disk, and they are read as Arrow
+#: dictionaries (``read_dictionary``), so a value repeated on every row of a series is held once
+STRING_COLUMNS = tuple(c for c, t in SAMPLE_COLUMNS.items() if t == "string")
 
 #: Columns the samples table is always sorted by.
 SORT_KEYS = ("job", "build", "test_id", "metric")
