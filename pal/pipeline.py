@@ -19,6 +19,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from pal.analysis.series import analyse_all, single_testbed_jobs, split_series, state_key
+from pal.fingerprint import RunRecord, apply_delta, report_delta, run_fingerprint, save_record, unchanged_run
 from pal.model import BuildFile, SeriesResult
 from pal.progress import Steps
 from pal.report import RunReport
@@ -177,6 +178,11 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
             parsed = ingest(spec, store, files, report, executor, full=options.full)
             steps.done(f"{parsed} builds parsed, {len(files) - parsed} already stored, "
                        f"{len(report.errors('parse'))} unreadable")
+            fp = run_fingerprint(spec, store, now, report, options.upstream)
+            kept = None if options.full else unchanged_run(out_dir, fp, _not_outputs(spec, out_dir))
+            if kept is not None:  # nothing the results depend on changed: the outputs stand
+                return _kept(spec, kept, report, out_dir, steps)
+            at_ingest = report.to_dict()
 
             steps.start("analyse", "history from the store")
             history = load_history(spec, store, now, report)
@@ -211,11 +217,35 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
         store.save_alerts([_alert_dict(a) for a in alerts])
     code = exit_code_for(alerts, spec.alerts.fail_on)
     _write_atomic(out_dir / "report.json", report.to_json())
-    summary = (f"pal: {len(spec.jobs)} jobs, {len(history.builds)} builds ({parsed} new), {len(results)} series, "
-               f"{_count(alerts, 'regression')} regressions, {_count(alerts, 'progression')} progressions, "
-               f"{len(report.errors())} problems; exit {code}")
+    figures = {"builds": len(history.builds), "series": len(results), "regressions": _count(alerts, "regression"),
+               "progressions": _count(alerts, "progression")}
+    save_record(out_dir, RunRecord(fp, code, figures, report_delta(at_ingest, report)), _not_outputs(spec, out_dir))
+    summary = _summary(spec, figures, parsed, report, code)
     steps.done(summary)
     return RunOutcome(code, report, out_dir, results, alerts, summary)
+
+
+def _summary(spec: Spec, figures: dict[str, int], parsed: int, report: RunReport, code: int) -> str:
+    return (f"pal: {len(spec.jobs)} jobs, {figures['builds']} builds ({parsed} new), {figures['series']} series, "
+            f"{figures['regressions']} regressions, {figures['progressions']} progressions, "
+            f"{len(report.errors())} problems; exit {code}")
+
+
+def _not_outputs(spec: Spec, out_dir: Path) -> tuple[Path, ...]:
+    """Directories under the output dir that hold no results: the download cache, the store."""
+    return (out_dir / "cache", spec.store_dir)
+
+
+def _kept(spec: Spec, kept: RunRecord, report: RunReport, out_dir: Path, steps: Steps) -> RunOutcome:
+    """The outcome of a run whose fingerprint matched: the last run's outputs stand; its report
+    gets the findings of the stages it skipped, as that run recorded them."""
+    apply_delta(report, kept.report_after_ingest)
+    report.count("run.unchanged")
+    _write_atomic(out_dir / "report.json", report.to_json())
+    summary = _summary(spec, kept.figures, 0, report, kept.exit_code)
+    log.info("pal run: nothing changed since the last run (fingerprint %s): outputs kept", kept.fingerprint[:12])
+    steps.done(summary)
+    return RunOutcome(kept.exit_code, report, out_dir, [], [], summary)
 
 
 def _check_upstream(upstream: tuple[str, int] | None, history: History, report: RunReport) -> None:

@@ -301,6 +301,11 @@ class Store:
         m = self._manifest()
         return builds_frame([e for k, e in sorted(m.builds.items()) if wanted is None or k[0] in wanted])
 
+    def manifest_entries(self, keys: Iterable[tuple[str, int]]) -> list[dict[str, Any]]:
+        """The manifest entries (copies) of the stored builds among ``keys``, in (job, build) order."""
+        m = self._manifest()
+        return [dict(m.builds[k]) for k in sorted({(str(j), int(b)) for j, b in keys} & m.builds.keys())]
+
     # ------------------------------------------------------------------ MDL state and alerts
 
     def _state_path(self, name: str) -> Path:
