@@ -5,8 +5,9 @@ The parts: the pal code (version and a hash of the package's files and page temp
 spec (every field, paths resolved), the contents of the rename and acks files, the stored
 builds the window selects (their manifest facts; this is where the clock enters, for jobs
 with ``period-days``), the alerts the previous run saved (the "new" / "ongoing" status and
-the exit code follow them), the upstream build a triggered run must analyse, and the run
-report up to this point (download and parse problems show on the site).
+the exit code follow them), the upstream build a triggered run must analyse, and the problems
+the run report holds at this point (download and parse problems show on the site; its counts
+of work done do not enter any output).
 
 Saved with the outputs as ``<out>/.pal-run.json``, together with the size and mtime of every
 output file (an output edited or deleted since means a recompute), the exit code, the
@@ -78,7 +79,7 @@ def run_fingerprint(spec: Spec, store: Any, now: datetime, report: RunReport,
         "window": [{k: e.get(k) for k in _ENTRY_KEYS} for e in manifest],
         "previous_alerts": _file_digest(store.path / "alerts.json"),
         "upstream": list(upstream) if upstream else None,
-        "report": report.to_dict(),
+        "problems": [asdict(p) for p in report.problems],  # the site lists download/parse problems
     }
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
 

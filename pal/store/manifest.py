@@ -9,9 +9,10 @@ On disk: ``manifest.json``::
                  "fragment": "samples/job=<job>/42-<sha8>-<id>.parquet", "rows": 120,
                  "stored_at": "2024-01-01T00:00:00+00:00"}, ...]}
 
-Schema version 2 adds ``"row_group": i`` to the entries of builds that live in a compacted
-fragment (``pal store vacuum``: one file of several builds, one row group per build). An entry
-without it owns its whole file. Version 1 manifests (no compaction) are read as they are and
+Schema version 2 adds ``"row_group": g, "offset": o`` to the entries of builds that live in a
+compacted fragment (``pal store vacuum``: one file of many builds, a row group holding several
+consecutive builds): the build's rows are ``rows`` rows from row ``o`` of row group ``g``. An
+entry without them owns its whole file. Version 1 manifests (no compaction) are read as they are and
 saved as version 2 on the next write.
 """
 
@@ -91,24 +92,26 @@ class Manifest:
                 seen.setdefault(e["fragment"], None)
         return list(seen)
 
-    def pieces(self, keys: list[BuildKey]) -> list[tuple[str, list[int] | None]]:
-        """What to read for the builds ``keys`` (in their order): (fragment, row groups or None = whole file).
+    def pieces(self, keys: list[BuildKey]) -> list[tuple[str, list[tuple[int, int, int]] | None]]:
+        """What to read for the builds ``keys`` (in their order): (fragment, None = the whole file) or
+        (fragment, [(row group, offset, rows), ...]) for builds in a compacted fragment.
 
         Consecutive builds in the same compacted fragment become one piece, so a window of
-        compacted builds is a handful of ``read_row_groups`` calls, not one per build.
+        compacted builds is one ``read_row_groups`` call per file, not one read per build.
         """
-        out: list[tuple[str, list[int] | None]] = []
+        out: list[tuple[str, list[tuple[int, int, int]] | None]] = []
         for key in keys:
             e = self.builds[key]
-            if int(e.get("rows", 1)) == 0 and "row_group" in e:
-                continue
             group = e.get("row_group")
             if group is None:
                 out.append((e["fragment"], None))
-            elif out and out[-1][0] == e["fragment"] and out[-1][1] is not None:
-                out[-1][1].append(int(group))
+                continue
+            span = (int(group), int(e.get("offset", 0)), int(e.get("rows", 0)))
+            last = out[-1] if out else None
+            if last is not None and last[0] == e["fragment"] and last[1] is not None:
+                last[1].append(span)
             else:
-                out.append((e["fragment"], [int(group)]))
+                out.append((e["fragment"], [span]))
         return out
 
     def references(self, fragment: str) -> int:

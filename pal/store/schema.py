@@ -109,20 +109,26 @@ def arrow_to_samples(table: pa.Table, columns: Iterable[str] | None = None) -> p
 
 def dictionary_to_categorical(column: pa.ChunkedArray) -> pd.Categorical:
     """A dictionary column (chunks sharing one dictionary: ``Table.unify_dictionaries``) as a
-    pandas Categorical with lexically sorted categories; nulls are missing (code -1)."""
+    pandas Categorical of the values used, lexically sorted; nulls are missing (code -1).
+
+    A row group's dictionary may hold values of rows not read (other builds of a compacted
+    fragment): categories are only the values some row has, whatever was read around them.
+    """
     chunks = column.chunks
     if not chunks:
         return pd.Categorical.from_codes(np.zeros(0, dtype=np.int8), categories=pd.Index([], dtype="str"))
     dictionary = chunks[0].dictionary
     indices = pa.chunked_array([c.indices for c in chunks]).combine_chunks() if len(chunks) > 1 else chunks[0].indices
     idx = indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
-    order = np.argsort(np.asarray(dictionary.to_pylist(), dtype=object), kind="stable") if len(dictionary) else \
-        np.zeros(0, dtype=np.int64)
-    rank = np.empty(len(order), dtype=np.int64)
-    rank[order] = np.arange(len(order))
-    codes = np.where(idx >= 0, rank[np.maximum(idx, 0)] if len(rank) else -1, -1)
+    present = idx >= 0
+    used = np.flatnonzero(np.bincount(idx[present], minlength=len(dictionary)) > 0)
+    values = np.asarray(dictionary.take(pa.array(used, type=pa.int64())).to_pylist(), dtype=object)
+    order = np.argsort(values, kind="stable") if len(values) else np.zeros(0, dtype=np.int64)
+    rank = np.full(len(dictionary), -1, dtype=np.int64)
+    rank[used[order]] = np.arange(len(order))
+    codes = np.where(present, rank[np.maximum(idx, 0)] if len(rank) else -1, -1)
     small = np.int8 if len(order) < 127 else np.int16 if len(order) < 32767 else np.int32
-    categories = pd.Index(dictionary.take(pa.array(order)).to_pylist(), dtype="str")
+    categories = pd.Index(values[order].tolist(), dtype="str")
     return pd.Categorical.from_codes(codes.astype(small), categories=categories, validate=False)
 
 

@@ -36,7 +36,6 @@ from urllib.parse import quote
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 from pal.errors import StoreError
@@ -59,8 +58,13 @@ STATE_DIR = "state"
 STAGING_DIR = "staging"
 ALERTS_NAME = "alerts.json"
 _MISSING = object()
-#: ``vacuum`` compacts runs of single-build fragments of a job into files of about this many rows
+#: ``vacuum`` compacts runs of single-build fragments of a job into files of about this many rows,
 COMPACT_ROWS = 500_000
+#: in row groups of about this many rows (whole builds): few column chunks to open per window read
+GROUP_ROWS = 32_768
+#: ``commit_fragments`` compacts a job's run of this many consecutive single-build fragments by
+#: itself, so the fragments a window read opens stay few without a maintenance job
+AUTO_COMPACT_BUILDS = 64
 #: threads reading fragments (Arrow decodes without the GIL)
 READ_THREADS = 4
 
@@ -93,6 +97,27 @@ def _schema(columns: list[str] | None, dictionary: bool) -> pa.Schema:
     return pa.schema(fields)
 
 
+def _read_spans(pf: pq.ParquetFile, spans: list[tuple[int, int, int]], columns: list[str] | None) -> pa.Table:
+    """The rows of ``spans`` ((row group, offset, rows), in file order) of a compacted fragment:
+    the row groups holding them read once, then zero-copy slices (one per run of adjacent builds)."""
+    groups = sorted({g for g, _, _ in spans})
+    table = pf.read_row_groups(groups, columns=columns)
+    base, at = {}, 0
+    for g in groups:
+        base[g] = at
+        at += pf.metadata.row_group(g).num_rows
+    slices: list[list[int]] = []
+    for g, offset, rows in spans:
+        start = base[g] + offset
+        if slices and slices[-1][0] + slices[-1][1] == start:
+            slices[-1][1] += rows
+        else:
+            slices.append([start, rows])
+    if len(slices) == 1 and slices[0] == [0, table.num_rows]:
+        return table
+    return pa.concat_tables([table.slice(a, n) for a, n in slices])
+
+
 def fragment_name(job: str, build: int, sha256: str) -> str:
     """Relative path of a new fragment; unique per write so a replacement never overwrites a listed file."""
     return f"{SAMPLES_DIR}/job={quote(job, safe='')}/{int(build)}-{(sha256 or 'nohash')[:8]}-{uuid.uuid4().hex[:6]}.parquet"
@@ -106,9 +131,11 @@ class Store:
     second process writing at the same time gets StoreError "store locked by pid N".
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, lock_timeout: float = 0.0):
+    def __init__(self, path: str | os.PathLike[str], *, lock_timeout: float = 0.0,
+                 auto_compact: int | None = AUTO_COMPACT_BUILDS):
         self.path = Path(path)
         self.lock_timeout = lock_timeout
+        self.auto_compact = auto_compact  # None: only ``vacuum`` compacts
         self._lock = StoreLock(self.path)
         self._depth = 0
         self._cache: tuple[tuple[int, int, int], Manifest] | None = None
@@ -217,6 +244,8 @@ class Store:
             self._save(manifest)
             for rel in dict.fromkeys(obsolete):
                 self._unlink_fragment(rel)
+            if self.auto_compact:
+                self._compact(COMPACT_ROWS, min_builds=self.auto_compact)
         return result
 
     def remove_build(self, job: str, build: int) -> bool:
@@ -242,7 +271,7 @@ class Store:
         unknown = [c for c in (wanted or []) if c not in SAMPLE_COLUMNS]
         if unknown:
             raise StoreError(f"{self.path}: unknown sample columns {unknown}")
-        table = self._read(None if jobs is None else list(jobs), wanted)
+        table = self.table(jobs, wanted)
         return arrow_to_samples(table, wanted)
 
     def table(self, jobs: Iterable[str] | None = None, columns: Iterable[str] | None = None, *,
@@ -255,6 +284,8 @@ class Store:
         distinct value held once per fragment) instead of one UTF-8 copy per row.
         """
         wanted = None if columns is None else list(columns)
+        if isinstance(jobs, str):
+            jobs = [jobs]
         m = self._manifest()
         if builds is not None:
             keys = sorted({(str(j), int(b)) for j, b in builds} & m.builds.keys())
@@ -263,11 +294,7 @@ class Store:
             keys = [k for k in sorted(m.builds) if chosen is None or k[0] in chosen]
         return self._read_pieces(m.pieces(keys), wanted, dictionary)
 
-    def _read(self, jobs: list[str] | None, columns: list[str] | None) -> pa.Table:
-        """All builds of ``jobs`` (plain strings); kept for callers of the earlier private reader."""
-        return self.table(jobs, columns)
-
-    def _read_pieces(self, pieces: list[tuple[str, list[int] | None]], columns: list[str] | None,
+    def _read_pieces(self, pieces: list[tuple[str, list[tuple[int, int, int]] | None]], columns: list[str] | None,
                      dictionary: bool) -> pa.Table:
         """Read the pieces in order (each fragment is sorted by test_id, metric when written, and the
         pieces come in (job, build) order, so the result is sorted without a sort)."""
@@ -276,12 +303,15 @@ class Store:
             return schema.empty_table()
         as_dict = [c for c in STRING_COLUMNS if columns is None or c in columns] if dictionary else None
 
-        def read(piece: tuple[str, list[int] | None]) -> pa.Table:
-            rel, groups = piece
+        def read(piece: tuple[str, list[tuple[int, int, int]] | None]) -> pa.Table:
+            rel, spans = piece
             path = self.path / rel
             try:
                 pf = pq.ParquetFile(path, read_dictionary=as_dict)
-                t = pf.read(columns=columns) if groups is None else pf.read_row_groups(groups, columns=columns)
+                if spans is None:
+                    t = pf.read(columns=columns)
+                else:
+                    t = _read_spans(pf, spans, columns)
             except (OSError, pa.ArrowInvalid) as exc:
                 raise StoreError(f"{path}: cannot read a listed fragment ({exc})") from None
             return t.cast(schema) if t.schema != schema else t
@@ -420,9 +450,10 @@ class Store:
         return {"removed": removed, "bytes": freed, "compacted": sum(n for _, n in made),
                 "fragments": [rel for rel, _ in made]}
 
-    def _compact(self, target_rows: int) -> list[tuple[str, int]]:
-        """Merge runs of consecutive single-build fragments of a job into files of about
-        ``target_rows`` rows, one row group per build; return (new fragment, builds in it).
+    def _compact(self, target_rows: int, min_builds: int = 2) -> list[tuple[str, int]]:
+        """Merge runs of at least ``min_builds`` consecutive single-build fragments of a job into
+        files of about ``target_rows`` rows, in row groups of whole builds; return (new fragment,
+        builds in it).
 
         Crash-safe like every write: the new files are placed first (unlisted: a kill leaves
         orphans that the vacuum removes), then the manifest names them in one atomic replace,
@@ -444,15 +475,16 @@ class Store:
         runs.append(current)
         made: list[tuple[str, int]] = []
         old: list[str] = []
-        for run in (r for r in runs if len(r) >= 2):
+        for run in (r for r in runs if len(r) >= max(2, min_builds)):
             job = run[0][0]
             rel = (f"{SAMPLES_DIR}/job={quote(job, safe='')}/c{run[0][1]}-{run[-1][1]}-"
                    f"{uuid.uuid4().hex[:6]}.parquet")
             sources = [manifest.builds[k]["fragment"] for k in run]
-            write_atomic(self.path / rel, lambda p, sources=sources: self._write_compacted(p, sources),
-                         step="fragment-temp")
-            for i, k in enumerate(run):
-                manifest.builds[k] = dict(manifest.builds[k], fragment=rel, row_group=i)
+            places: list[tuple[int, int]] = []
+            write_atomic(self.path / rel, lambda p, sources=sources, places=places:
+                         places.extend(self._write_compacted(p, sources)), step="fragment-temp")
+            for k, (group, offset) in zip(run, places):
+                manifest.builds[k] = dict(manifest.builds[k], fragment=rel, row_group=group, offset=offset)
             old.extend(sources)
             made.append((rel, len(run)))
         if not made:
@@ -463,22 +495,40 @@ class Store:
             self._unlink_fragment(rel)
         return made
 
-    def _write_compacted(self, target: Path, sources: list[str]) -> None:
-        """One Parquet file of the ``sources`` fragments, in order, one row group each."""
+    def _write_compacted(self, target: Path, sources: list[str]) -> list[tuple[int, int]]:
+        """One Parquet file of the ``sources`` fragments, in order, in row groups of about
+        GROUP_ROWS rows (whole fragments); return each source's (row group, row offset)."""
+        places: list[tuple[int, int]] = []
+        pending: list[pa.Table] = []
+        rows = 0
+        group = 0
         with pq.ParquetWriter(target, SAMPLES_SCHEMA, compression="zstd") as writer:
+            def flush() -> None:
+                nonlocal pending, rows, group
+                if pending:
+                    t = pa.concat_tables(pending)
+                    writer.write_table(t, row_group_size=max(1, t.num_rows))
+                    pending, rows, group = [], 0, group + 1
+
             for rel in sources:
                 try:
                     t = pq.read_table(self.path / rel, schema=SAMPLES_SCHEMA)
                 except (OSError, pa.ArrowInvalid) as exc:
                     raise StoreError(f"{self.path / rel}: cannot read a listed fragment ({exc})") from None
-                writer.write_table(t, row_group_size=max(1, t.num_rows))
+                if pending and rows + t.num_rows > GROUP_ROWS:
+                    flush()
+                places.append((group, rows))
+                pending.append(t)
+                rows += t.num_rows
+            flush()
+        return places
 
     def export(self, path: str | os.PathLike[str], jobs: Iterable[str] | None = None) -> Path:
         """Write all (or ``jobs``') samples to ``path``: .parquet (Arrow types) or .csv (trials/tags as JSON lists)."""
         path = Path(path)
         suffix = path.suffix.lower()
         if suffix == ".parquet":
-            table = self._read(None if jobs is None else list(jobs), None)
+            table = self.table(jobs)
             write_atomic(path, lambda p: pq.write_table(table, p, compression="zstd"))
         elif suffix == ".csv":
             df = self.samples(jobs)

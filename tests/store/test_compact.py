@@ -46,7 +46,9 @@ def test_vacuum_compacts_each_job_into_one_file_and_keeps_every_row(tmp_path):
     pd.testing.assert_frame_equal(reopened.builds(), builds_before)
     manifest = json.loads((store.path / "manifest.json").read_text())
     assert manifest["schema_version"] == SCHEMA_VERSION
-    assert [e["row_group"] for e in manifest["builds"] if e["job"] == A] == [0, 1, 2, 3, 4]
+    # 3 rows a build, all five in one row group, one after the other
+    assert [(e["row_group"], e["offset"]) for e in manifest["builds"] if e["job"] == A] == \
+        [(0, 0), (0, 3), (0, 6), (0, 9), (0, 12)]
     assert reopened.vacuum()["compacted"] == 0  # nothing left to compact
 
 
@@ -57,9 +59,15 @@ def test_vacuum_respects_the_target_size(tmp_path):
     assert names == ["5-00000000", "5-00000000", "c1-2", "c1-2", "c3-4", "c3-4"]
 
 
-def test_table_reads_only_the_chosen_builds_in_order(tmp_path):
+def test_table_reads_only_the_chosen_builds_in_order(tmp_path, monkeypatch):
+    import pal.store.store
+
+    monkeypatch.setattr(pal.store.store, "GROUP_ROWS", 6)  # row groups of two builds
     store = filled(tmp_path / "s", builds=6)
     store.vacuum(target_rows=9)  # builds 1-3 and 4-6 of each job in two files
+    spans = [(e["build"], e["row_group"], e["offset"]) for e in
+             json.loads((store.path / "manifest.json").read_text())["builds"] if e["job"] == A]
+    assert spans == [(1, 0, 0), (2, 0, 3), (3, 1, 0), (4, 0, 0), (5, 0, 3), (6, 1, 0)]
     full = store.table().to_pandas()
     chosen = [(A, 2), (A, 3), (A, 4), (B, 6), (B, 99)]  # across a file boundary; 99 is not stored
     got = store.table(builds=chosen).to_pandas()
@@ -68,6 +76,8 @@ def test_table_reads_only_the_chosen_builds_in_order(tmp_path):
     assert got["build"].tolist() == [2] * 3 + [3] * 3 + [4] * 3 + [6] * 3
     # values: the NDR row of each build is 18123456.5 x the build's scale
     assert got.loc[got.metric == "ndr", "value"].tolist() == [18123456.5 * b for b in (2, 3, 4, 6)]
+    gaps = [(A, 1), (A, 3), (A, 5), (A, 6)]  # not adjacent: separate slices of the row groups read
+    assert store.table(builds=gaps).to_pandas()["build"].tolist() == [1] * 3 + [3] * 3 + [5] * 3 + [6] * 3
 
 
 def test_dictionary_read_holds_each_string_once_per_fragment(tmp_path):
@@ -125,3 +135,23 @@ def test_a_version_1_store_is_read_and_migrated_by_its_next_write(tmp_path):
     pd.testing.assert_frame_equal(Store(path).samples(), expected)
     assert store.insert(make_samples(A, 4), make_meta(A, 4), "4" * 64) == "added"
     assert Store(path).samples(A)["build"].tolist() == [1] * 3 + [2] * 3 + [3] * 3 + [4] * 3
+
+
+def test_a_commit_of_many_builds_compacts_them_by_itself(tmp_path):
+    from pal.model import BuildFile
+    from pal.store.ingest import parse_to_fragment
+    from tests.store.data import fake_parse
+
+    store = Store(tmp_path / "s", auto_compact=4)
+    frags = []
+    for b in range(1, 7):
+        f = tmp_path / f"{b}.txt"
+        f.write_text(str(float(b)))
+        frags.append(parse_to_fragment(BuildFile(A, b, f, "test"), str(store.staging_dir()), {}, parse_fn=fake_parse))
+    assert len(store.commit_fragments(frags[:3]).added) == 3
+    assert len(parquet_files(store)) == 3  # three singles: below the threshold of 4
+    assert len(store.commit_fragments(frags[3:]).added) == 3
+    assert [Path(f).name.split("-")[:2] for f in parquet_files(store)] == [["c1", "6"]]
+    got = store.samples()
+    assert got.loc[got.metric == "ndr", "value"].tolist() == [18123456.5 * b for b in range(1, 7)]
+    assert Store(tmp_path / "t", auto_compact=None).auto_compact is None
