@@ -3,7 +3,8 @@
 ``run(spec, options)`` is what ``pal run`` calls. Only builds not yet in the store are
 parsed; every series of the window is analysed again (the compiled MDL search makes that
 cheaper than keeping states); only pages of changed series are rendered again. The result
-equals a from-scratch run on the same inputs (``--full``).
+equals a from-scratch run on the same inputs (``--full``). A run whose inputs did not change
+since the last one (``pal.fingerprint``) stops after ingest and keeps that run's outputs.
 """
 
 from __future__ import annotations
