@@ -4,8 +4,10 @@ inputs did not change can keep the outputs of the last run instead of computing 
 The parts: the pal code (version and a hash of the package's files and page templates), the
 spec (every field, paths resolved), the contents of the rename and acks files, the stored
 builds the window selects (their manifest facts; this is where the clock enters, for jobs
-with ``period-days``), the alerts the previous run saved (the "new" / "ongoing" status and
-the exit code follow them), the upstream build a triggered run must analyse, and the problems
+with ``period-days``), the alerts the previous run saved, as far as the alerts stage
+reads them (``PREVIOUS_ALERT_FIELDS``: which changes were reported and in which state; the "new"
+/ "ongoing" status and the exit code follow them, while their own run-specific fields turn over
+from one run to the next without changing what a run computes), the upstream build a triggered run must analyse, and the problems
 the run report holds at this point (download and parse problems show on the site; its counts
 of work done do not enter any output).
 
@@ -33,6 +35,11 @@ from pal.store.atomic import write_text_atomic
 RECORD_NAME = ".pal-run.json"
 #: files under the output dir that record the run itself, not its results: rewritten every run
 RUN_FILES = (RECORD_NAME, "report.json")
+#: what ``pal.alerts.build.build_alerts`` reads of each previous alert (``_Previous``): the
+#: fingerprint covers these and the alerts' order; ``tests/test_fingerprint.py`` checks that
+#: build_alerts gives the same alerts when every other field of the previous ones is changed
+PREVIOUS_ALERT_FIELDS = ("id", "job", "test_id", "metric", "kind", "state")
+PREVIOUS_EVIDENCE_FIELDS = ("first_bad_build",)
 #: build facts of the manifest that the results depend on (not the fragment a build lives in)
 _ENTRY_KEYS = ("job", "build", "sha256", "rows", "build_time", "start_time", "dut", "dut_version", "testbed",
                "passed", "failed", "duration_s", "source_file")
@@ -77,11 +84,30 @@ def run_fingerprint(spec: Spec, store: Any, now: datetime, report: RunReport,
         "renames": _file_digest(spec.resolve(spec.rename_file)),
         "acks": _file_digest(spec.resolve(spec.alerts.acks)),
         "window": [{k: e.get(k) for k in _ENTRY_KEYS} for e in manifest],
-        "previous_alerts": _file_digest(store.path / "alerts.json"),
+        "previous_alerts": previous_alerts_view(store),
         "upstream": list(upstream) if upstream else None,
         "problems": [asdict(p) for p in report.problems],  # the site lists download/parse problems
     }
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def previous_alerts_view(store: Any) -> list[Any]:
+    """The previous run's alerts as far as a run's results depend on them, in their order."""
+    from pal.errors import StoreError
+
+    try:
+        alerts = store.load_alerts()
+    except StoreError:  # a damaged file: its bytes (the run reports it when it reads it)
+        return [_file_digest(store.path / "alerts.json")]
+    view = []
+    for d in alerts:
+        if not isinstance(d, dict):
+            view.append(repr(d))
+            continue
+        evidence = d.get("evidence") if isinstance(d.get("evidence"), dict) else {}
+        view.append([d.get(f) for f in PREVIOUS_ALERT_FIELDS] + [evidence.get(f) for f in PREVIOUS_EVIDENCE_FIELDS]
+                    + ["id" in d])
+    return view
 
 
 @dataclass

@@ -37,9 +37,9 @@ def outputs(out: Path) -> dict[str, bytes]:
 
 @pytest.fixture(scope="module")
 def root(demo_small: DemoHistory, tmp_path_factory: pytest.TempPathFactory) -> Path:  # noqa: F811
-    """A run directory after three runs. The second turns the first's alerts from new to ongoing;
-    the third reads those alerts, which differ from what the second read, so it computes again
-    (and writes what the second wrote); only a fourth run finds nothing changed."""
+    """A run directory after two runs: the first reports its alerts as new, the second (nothing
+    new, but other previous alerts) computes again and turns them ongoing; a third run reads
+    alerts that differ from the second's input only in their run-specific fields: it is kept."""
     root = tmp_path_factory.mktemp("fp") / "run"
     shutil.copytree(demo_small.root, root / "data")
     (root / "spec.yaml").write_text(SPEC)
@@ -47,8 +47,8 @@ def root(demo_small: DemoHistory, tmp_path_factory: pytest.TempPathFactory) -> P
     spec = load_spec(root / "spec.yaml")
     first = run(spec, RunOptions(workers=1, now=NOW))
     second = run(spec, RunOptions(workers=1, now=NOW))
-    third = run(spec, RunOptions(workers=1, now=NOW))
-    assert not any("run.unchanged" in r.report.counts for r in (first, second, third))
+    assert not any("run.unchanged" in r.report.counts for r in (first, second))
+    assert {a.status for a in first.alerts} == {"new"} and {a.status for a in second.alerts} == {"ongoing"}
     return root
 
 
@@ -167,6 +167,32 @@ def test_the_clock_counts_where_period_days_applies(tmp_path: Path) -> None:
     base = fp(text, store, t)
     assert fp(text, store, t + timedelta(hours=20)) == base  # still builds 3 and 4
     assert fp(text, store, t + timedelta(days=1)) != base  # build 3 (01-27 03:00... 01-28) left
+
+
+def test_alerts_depend_on_the_previous_ones_only_through_the_fingerprinted_fields() -> None:
+    """``PREVIOUS_ALERT_FIELDS``: build_alerts gives the same alerts when every other field of the
+    previous run's alerts is changed, so the fingerprint may leave those fields out."""
+    import dataclasses
+
+    from pal.alerts import build_alerts
+    from pal.fingerprint import PREVIOUS_ALERT_FIELDS, PREVIOUS_EVIDENCE_FIELDS
+    from tests.alerts.factory import builds_for, make_spec, samples_for
+    from tests.alerts.scenario import run_results
+
+    def alerts(results, previous):
+        return build_alerts(results, builds_for(results), samples_for(results), make_spec(), previous, {})
+
+    first = [dataclasses.asdict(a) for a in alerts(run_results(), None)]
+    assert len(first) >= 5
+    scrambled = []
+    for d in json.loads(json.dumps(first, default=str)):
+        out = {k: (v if k in PREVIOUS_ALERT_FIELDS else "changed") for k, v in d.items()}
+        out["evidence"] = {k: (v if k in PREVIOUS_EVIDENCE_FIELDS else -1) for k, v in d["evidence"].items()}
+        scrambled.append(out)
+    second = run_results(extra=True)
+    assert alerts(second, scrambled) == alerts(second, json.loads(json.dumps(first, default=str)))
+    assert "ongoing" in {a.status for a in alerts(second, scrambled)}
+    assert alerts(second, None) != alerts(second, scrambled)  # the previous alerts do count
 
 
 def test_a_report_problem_is_a_change(tmp_path: Path) -> None:
