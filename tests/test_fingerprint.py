@@ -47,16 +47,28 @@ def root(demo_small: DemoHistory, tmp_path_factory: pytest.TempPathFactory) -> P
     spec = load_spec(root / "spec.yaml")
     first = run(spec, RunOptions(workers=1, now=NOW))
     second = run(spec, RunOptions(workers=1, now=NOW))
+    settled(root / "out")
     assert not any("run.unchanged" in r.report.counts for r in (first, second))
     assert {a.status for a in first.alerts} == {"new"} and {a.status for a in second.alerts} == {"ongoing"}
     return root
+
+
+def settled(out: Path) -> None:
+    """Wait until the render's background removal of the previous site (``.site-old-*``) is done."""
+    import time
+
+    deadline = time.monotonic() + 30
+    while any(out.glob(".site-old-*")) and time.monotonic() < deadline:
+        time.sleep(0.05)
 
 
 def kept_and_recomputed(root: Path, tmp_path: Path, change=None) -> tuple[Any, dict, Any, dict]:
     """Run on ``root`` (after ``change(root)``), then a run of every stage (no saved record) on the
     same state at the same path."""
     work = tmp_path / "run"
-    shutil.copytree(root, work, symlinks=True)
+    # the render removes the previous site (``.site-old-*``) in a background thread: not copied
+    leftovers = shutil.ignore_patterns(".site-old-*", ".site-new-*")
+    shutil.copytree(root, work, symlinks=True, ignore=leftovers)
     # the spec resolves paths against its directory: run the copy at the original path
     backup = tmp_path / "backup"
     shutil.move(root, backup)
@@ -65,15 +77,17 @@ def kept_and_recomputed(root: Path, tmp_path: Path, change=None) -> tuple[Any, d
         if change:
             change(root)
         state = tmp_path / "state"
-        shutil.copytree(root, state)
+        shutil.copytree(root, state, ignore=leftovers)
         spec = load_spec(root / "spec.yaml")
         a = run(spec, RunOptions(workers=1, now=NOW))
+        settled(root / "out")
         out_a = outputs(root / "out")
         alerts_a = (root / "out" / "store" / "alerts.json").read_bytes()
         shutil.rmtree(root)
         shutil.move(state, root)
         (root / "out" / RECORD_NAME).unlink()  # no record: every stage runs
         b = run(spec, RunOptions(workers=1, now=NOW))
+        settled(root / "out")
         out_b = outputs(root / "out")
         assert alerts_a == (root / "out" / "store" / "alerts.json").read_bytes()
         shutil.rmtree(root)
