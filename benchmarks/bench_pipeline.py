@@ -1,36 +1,55 @@
-"""The whole PA job at CSIT scale: cold run, incremental run, peak RSS, and the cold run on Dask.
+"""The whole PA job at CSIT scale against the previous code, both measured in the same invocation.
 
-    python -m benchmarks.bench_pipeline [--data /tmp/pal-bench-history] [--builds 180] [--tests 1500]
-                                        [--window 170] [--workers 2] [--no-dask] [--keep]
+    python -m benchmarks.bench_pipeline [--data /tmp/pal-bench-history] [--builds 360] [--window 170]
+                                        [--tests 1500] [--workers 2] [--reference c6149c1 | none]
+                                        [--dask] [--keep]
 
-History: ``pal.demo.generate(jobs=PIPELINE_BENCH_JOBS, builds=N+1, tests=T)`` (4 daily MRR jobs,
-~1M samples at the defaults; ~75 s to generate), cached under ``--data`` so reruns skip it. The
-newest build of every job is hidden for the cold run and revealed for the incremental one.
-The spec keeps the newest ``--window`` builds per job (``max-builds``, default builds - 10): the
-cold run fills the window, so the new build pushes the oldest out, as every daily run does in
-production (the MDL search cannot drop a first run: every series is classified again).
+History: ``pal.demo.generate(jobs=PIPELINE_BENCH_JOBS, builds=N+1, tests=T)`` (4 daily MRR jobs),
+cached under ``--data`` so reruns skip it. The spec's window keeps the newest ``--window``
+builds per job (``max-builds``); after the cold run the store is aged: every older build (a
+year at the defaults) is parsed into it with the same job without a window (download and
+ingest only, the same calls in both codes), as a store fills over a year of daily runs. The
+daily cost is so measured on a store much older than the window: it must not grow with age.
+The newest build of every job is hidden for the cold run and revealed for the incremental one,
+which slides the window by one build, as every daily run does.
 
-Every run is ``pal run`` in a subprocess (wall time; peak RSS from ``getrusage(RUSAGE_CHILDREN)``
-of a wrapper process, i.e. the largest single process of the run). The reference, measured in
-the same run, is reading and gunzipping every archive once: the floor of any parse.
+Runs, each ``pal run`` in a fresh process, for this code and for the reference (the previous
+code, ``git archive <reference>`` of this repository, run from that tree):
+cold (an empty store: parse the window), incremental (one new build per job), nothing new (the first such run
+settles the alerts' new -> ongoing status, which is a real change of the outputs), nothing new
+again (what the goal is about), and a recompute (this code only: the same inputs without the
+saved run record, i.e. every stage runs; its outputs must equal the kept run's byte for byte).
+After the store is aged, this code's store is compacted (``pal store vacuum``), as a periodic
+maintenance job would; its time is reported.
+
+Peak RSS is that of the whole process tree of a run (pool workers included): the largest sum
+over ``pal run`` and all its descendants, sampled every 50 ms, of each process's proportional
+set size (PSS: pages that forked workers share with their parent counted once, not once per
+process), and never less than the largest single process's peak RSS (``wait4`` rusage). No yardstick: the figures are seconds
+and MB, beside the goals of the issue and the reference's figures for the same work.
 """
 
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 from pathlib import Path
+
+import psutil
 
 from pal.demo import PIPELINE_BENCH_JOBS, generate
 
 SEED = 1
+REFERENCE = "c6149c1"  # the last commit before the fingerprint / store v2 / per-job exports
+REPO = Path(__file__).resolve().parent.parent
 
 SPEC = """\
 name: bench-pipeline
@@ -56,14 +75,27 @@ store:
   path: ${{PAL_BENCH_OUT}}/store
 """
 
-#: runs ``pal run`` as a child and prints its exit code and peak RSS (KiB) as JSON on the last line
-RUNNER = """
-import json, resource, subprocess, sys
-rc = subprocess.call(sys.argv[1:])
-print(json.dumps({"rc": rc, "maxrss_kb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}))
-"""
-
 STAGES = ("download", "parse", "analyse", "alerts", "render", "save")
+#: files that record the run, not its results (left out of the byte-for-byte comparison)
+RUN_RECORDS = ("report.json", ".pal-run.json")
+GOALS = {"nothing new": ("wall", 2.0), "incremental": ("wall", 8.0), "cold": ("wall", 60.0)}
+RSS_GOAL_MB = 600.0
+
+#: ages the store: parses every build a spec selects into it, nothing else (same calls in both codes)
+AGE = """
+import sys
+from pal.executor import make_executor
+from pal.pipeline import download, ingest
+from pal.report import RunReport
+from pal.spec import load_spec
+from pal.store import Store
+spec = load_spec(sys.argv[1])
+report = RunReport()
+files = download(spec, spec.out_dir / "cache", report)
+store = Store(spec.store_dir)
+with store.lock(), make_executor("local", workers=int(sys.argv[2])) as ex:
+    print(ingest(spec, store, files, report, ex))
+"""
 
 
 def prepare(data: Path, builds: int, tests: int) -> tuple[Path, Path]:
@@ -107,34 +139,91 @@ def reveal(history: Path, hidden: Path) -> None:
         d.rename(history / d.parent.name / d.name)
 
 
-def gunzip_all(history: Path) -> tuple[float, int]:
-    """The reference: read and decompress every archive once (seconds, bytes of XML)."""
-    t0 = time.perf_counter()
-    total = 0
-    for path in sorted(history.glob("*/*/output.xml.gz")):
+def reference_tree(rev: str, where: Path) -> Path | None:
+    """The previous code (``git archive rev``: pal/ and templates/) unpacked under ``where``."""
+    target = where / f"pal-{rev}"
+    if (target / "pal" / "__init__.py").exists():
+        return target
+    target.mkdir(parents=True, exist_ok=True)
+    try:
+        archive = subprocess.run(["git", "-C", str(REPO), "archive", rev, "pal", "templates"],
+                                 check=True, capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(target)], input=archive, check=True)
+    except (OSError, subprocess.CalledProcessError) as exc:
+        print(f"reference {rev} not available ({exc}); ratios are left out", file=sys.stderr)
+        shutil.rmtree(target, ignore_errors=True)
+        return None
+    return target
+
+
+def _memory(p: psutil.Process) -> int:
+    """PSS where the kernel tells it (pages shared by forked workers counted once), else RSS."""
+    try:
+        return p.memory_full_info().pss
+    except (psutil.AccessDenied, AttributeError):
+        return p.memory_info().rss
+
+
+class TreeRss:
+    """Samples the summed memory (PSS) of a process and all its descendants until stopped; keeps the peak."""
+
+    def __init__(self, pid: int, every: float = 0.05):
+        self.pid, self.every, self.peak = pid, every, 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
         try:
-            with gzip.open(path, "rb") as fh:
-                while chunk := fh.read(1 << 22):
-                    total += len(chunk)
-        except (OSError, EOFError):
-            pass  # the demo's one truncated archive
-    return time.perf_counter() - t0, total
+            root = psutil.Process(self.pid)
+        except psutil.NoSuchProcess:
+            return
+        while not self._stop.is_set():
+            total = 0
+            try:
+                procs = [root, *root.children(recursive=True)]
+            except psutil.NoSuchProcess:
+                break
+            for p in procs:
+                try:
+                    total += _memory(p)
+                except (psutil.NoSuchProcess, psutil.AccessDenied):
+                    pass
+            self.peak = max(self.peak, total)
+            self._stop.wait(self.every)
+
+    def stop(self) -> int:
+        self._stop.set()
+        self._thread.join()
+        return self.peak
 
 
-def pal_run(spec: Path, out: Path, extra: list[str], log: Path) -> dict:
-    """``pal run`` in a subprocess: wall time, exit code, peak RSS and per-stage seconds."""
-    env = dict(os.environ, PAL_BENCH_OUT=str(out))
-    cmd = [sys.executable, "-c", RUNNER, sys.executable, "-m", "pal", "run", "--spec", str(spec), *extra]
+def pal_cmd(code: Path | None, *args: str) -> tuple[list[str], dict[str, str]]:
+    env = dict(os.environ)
+    if code is not None:
+        env["PYTHONPATH"] = str(code)  # the reference tree first on the path
+    return [sys.executable, "-m", "pal", *args], env
+
+
+def pal_run(code: Path | None, spec: Path, out: Path, extra: list[str], log: Path) -> dict:
+    """``pal run`` in a fresh process: wall time, exit code, peak RSS of its process tree, stage seconds."""
+    cmd, env = pal_cmd(code, "run", "--spec", str(spec), *extra)
+    env["PAL_BENCH_OUT"] = str(out)
     t0 = time.perf_counter()
     with open(log, "w") as err:
-        proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=err, text=True, check=False)
-    wall = time.perf_counter() - t0
-    info = json.loads(proc.stdout.strip().splitlines()[-1])
+        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=err, cwd=tempfile.gettempdir())
+        sampler = TreeRss(proc.pid)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t0
+        tree = sampler.stop()
+    proc.returncode = os.waitstatus_to_exitcode(status)
     text = log.read_text()
-    if info["rc"] not in (0, 2, 3):  # 0 ok; alert codes are not failures of the run
+    if proc.returncode not in (0, 2, 3):  # 0 ok; alert codes are not failures of the run
         print(text[-3000:], file=sys.stderr)
-        raise SystemExit(f"pal run failed with exit code {info['rc']} (log: {log})")
-    return {"wall": wall, "rss_mb": info["maxrss_kb"] / 1024, "stages": stage_times(text), "log": str(log),
+        raise SystemExit(f"pal run failed with exit code {proc.returncode} (log: {log})")
+    rss = max(tree, usage.ru_maxrss * 1024) / 1e6
+    return {"wall": wall, "rss_mb": rss, "stages": stage_times(text), "log": str(log),
+            "kept": "nothing changed since the last run" in text,
             "summary": next((ln.strip() for ln in text.splitlines()[::-1] if ln.strip().startswith("pal:")), "")}
 
 
@@ -154,71 +243,146 @@ def stage_times(text: str) -> dict[str, float]:
     return out
 
 
+def outputs(out: Path) -> dict[str, bytes]:
+    """Every file of a run but its records, the store and the download cache."""
+    found = {}
+    for p in sorted(out.rglob("*")):
+        rel = p.relative_to(out).as_posix()
+        if p.is_file() and not rel.startswith(("store/", "cache/", ".site-")) and rel not in RUN_RECORDS:
+            found[rel] = p.read_bytes()
+    return found
+
+
+def sequence(code: Path | None, spec: Path, aged: Path, out: Path, history: Path, hidden: Path, logs: Path,
+             label: str, workers: list[str], vacuum: bool) -> dict[str, dict]:
+    """cold, store aged, incremental, nothing new (twice) with one code tree, in one output dir."""
+    runs: dict[str, dict] = {}
+    hide(history, hidden)
+    try:
+        print(f"[{label}] cold run ...", flush=True)
+        runs["cold"] = pal_run(code, spec, out, workers, logs / f"{label}-cold.log")
+        cmd, env = pal_cmd(code)
+        env["PAL_BENCH_OUT"] = str(out)
+        t0 = time.perf_counter()
+        done = subprocess.run([sys.executable, "-c", AGE, str(aged), workers[-1]], env=env, capture_output=True,
+                              text=True, check=True, cwd=tempfile.gettempdir())
+        runs["age"] = {"wall": time.perf_counter() - t0, "parsed": int(done.stdout.strip().splitlines()[-1])}
+        print(f"[{label}] store aged: {runs['age']['parsed']} older builds parsed into it in "
+              f"{runs['age']['wall']:.0f} s", flush=True)
+    finally:
+        reveal(history, hidden)
+    if vacuum:
+        cmd, env = pal_cmd(code, "store", "vacuum", "--spec", str(spec))
+        env["PAL_BENCH_OUT"] = str(out)
+        t0 = time.perf_counter()
+        done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
+        runs["vacuum"] = {"wall": time.perf_counter() - t0, "compacted": json.loads(done.stdout).get("compacted")}
+        print(f"[{label}] store vacuum: {runs['vacuum']['compacted']} builds compacted in "
+              f"{runs['vacuum']['wall']:.1f} s", flush=True)
+    print(f"[{label}] incremental run (one new build per job) ...", flush=True)
+    runs["incremental"] = pal_run(code, spec, out, workers, logs / f"{label}-incremental.log")
+    print(f"[{label}] nothing new (settles new -> ongoing) ...", flush=True)
+    runs["nothing new, first"] = pal_run(code, spec, out, workers, logs / f"{label}-nothing1.log")
+    print(f"[{label}] nothing new ...", flush=True)
+    runs["nothing new"] = pal_run(code, spec, out, workers, logs / f"{label}-nothing2.log")
+    return runs
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", type=Path, default=Path("/tmp/pal-bench-history"), help="history cache directory")
-    ap.add_argument("--builds", type=int, default=180, help="builds per job in the cold run")
+    ap.add_argument("--builds", type=int, default=360, help="builds per job in the store (cold run)")
     ap.add_argument("--tests", type=int, default=1500)
-    ap.add_argument("--window", type=int, default=None,
-                    help="max-builds per job (default: builds - 10, so the incremental run slides the window)")
+    ap.add_argument("--window", type=int, default=170, help="max-builds per job (the analysed window)")
     ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--no-dask", action="store_true", help="skip the cold run on a Dask LocalCluster")
+    ap.add_argument("--reference", default=REFERENCE, help="git revision of the previous code, or 'none'")
+    ap.add_argument("--dask", action="store_true", help="also a cold run on a Dask LocalCluster (processes)")
     ap.add_argument("--keep", action="store_true", help="keep the output directories")
     a = ap.parse_args(argv)
 
     data = a.data.resolve()
     history, hidden = prepare(data, a.builds, a.tests)
-    window = a.window if a.window is not None else a.builds - 10
+    window = min(a.window, a.builds)
     jobs = "\n".join(f"  - {{name: {j}, max-builds: {window}}}" for j in PIPELINE_BENCH_JOBS)
     spec = data / "spec.yaml"
     spec.write_text(SPEC.format(jobs=jobs))
+    aged = data / "spec-all-builds.yaml"  # the same PA job without a window: fills the store with the year
+    aged.write_text(SPEC.format(jobs="\n".join(f"  - {{name: {j}}}" for j in PIPELINE_BENCH_JOBS)))
     runs_dir = data / "runs"
     if runs_dir.exists():
         shutil.rmtree(runs_dir)
     runs_dir.mkdir()
+    workers = ["--executor", "local", "--workers", str(a.workers)]
 
-    ref, xml_bytes = gunzip_all(history)
-    print(f"reference: gunzip every archive once: {ref:.1f} s ({xml_bytes / 1e9:.2f} GB of XML)", flush=True)
-    workers = ["--workers", str(a.workers)]
-    results: dict[str, dict] = {}
-    hide(history, hidden)
-    try:
-        print("cold run (local executor) ...", flush=True)
-        results["cold"] = pal_run(spec, runs_dir / "local", ["--executor", "local", *workers], runs_dir / "cold.log")
-        reveal(history, hidden)
-        print("incremental run (one new build per job) ...", flush=True)
-        results["incremental"] = pal_run(spec, runs_dir / "local", ["--executor", "local", *workers],
-                                         runs_dir / "incremental.log")
-        print("incremental run, nothing new ...", flush=True)
-        results["no change"] = pal_run(spec, runs_dir / "local", ["--executor", "local", *workers],
-                                       runs_dir / "nochange.log")
-        if not a.no_dask:
-            hide(history, hidden)
-            print("cold run (Dask LocalCluster) ...", flush=True)
-            results["cold, dask"] = pal_run(spec, runs_dir / "dask", ["--executor", "dask", *workers],
-                                            runs_dir / "cold-dask.log")
-    finally:
-        reveal(history, hidden)
+    ref_code = None if a.reference == "none" else reference_tree(a.reference, data / "reference")
+    new = sequence(None, spec, aged, runs_dir / "new", history, hidden, runs_dir, "this code", workers, vacuum=True)
+    kept = outputs(runs_dir / "new")
+    (runs_dir / "new" / ".pal-run.json").unlink()
+    print("[this code] recompute (no run record: every stage) ...", flush=True)
+    new["recompute"] = pal_run(None, spec, runs_dir / "new", workers, runs_dir / "recompute.log")
+    again = outputs(runs_dir / "new")
+    identical = kept == again
+    differ = sorted(k for k in set(kept) | set(again) if kept.get(k) != again.get(k))
+    old = {}
+    if ref_code is not None:
+        old = sequence(ref_code, spec, aged, runs_dir / "old", history, hidden, runs_dir, f"reference {a.reference}",
+                       workers, vacuum=False)
+    if a.dask:
+        hide(history, hidden)
+        try:
+            print("[this code] cold run (Dask LocalCluster) ...", flush=True)
+            new["cold, dask"] = pal_run(None, spec, runs_dir / "dask", ["--executor", "dask", "--workers", str(a.workers)],
+                                        runs_dir / "cold-dask.log")
+        finally:
+            reveal(history, hidden)
 
     print()
-    print(f"{len(PIPELINE_BENCH_JOBS)} jobs x {a.builds} builds x {a.tests} tests, window {window} builds, {a.workers} workers, "
-          f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}")
-    head = "| run | wall [s] | x gunzip | peak RSS [MB] | " + " | ".join(STAGES) + " |"
+    print(f"scale: {len(PIPELINE_BENCH_JOBS)} jobs x {a.builds} builds x {a.tests} tests in the store, window "
+          f"{window} builds, {a.workers} workers, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}")
+    head = "| run | code | wall [s] | peak RSS, process tree [MB] | " + " | ".join(STAGES) + " |"
     print(head)
     print("|" + "---|" * (4 + len(STAGES)))
-    for name, r in results.items():
-        stages = " | ".join(f"{r['stages'].get(s, float('nan')):.1f}" for s in STAGES)
-        print(f"| {name} | {r['wall']:.1f} | {r['wall'] / ref:.2f} | {r['rss_mb']:.0f} | {stages} |")
-    for name, r in results.items():
-        print(f"{name}: {r['summary']}")
-    goals = [("incremental under 30 s", results["incremental"]["wall"] < 30),
-             ("cold under 15 min", results["cold"]["wall"] < 900),
-             ("peak RSS under 4 GB", max(r["rss_mb"] for r in results.values()) < 4096)]
-    print("goals: " + ", ".join(f"{g}: {'met' if ok else 'MISSED'}" for g, ok in goals))
+    for code, runs in (("this", new), (a.reference, old)):
+        for name, r in runs.items():
+            if "stages" not in r:
+                continue
+            stages = " | ".join(f"{r['stages'].get(s, float('nan')):.1f}" for s in STAGES)
+            print(f"| {name}{' (kept)' if r['kept'] else ''} | {code} | {r['wall']:.1f} | {r['rss_mb']:.0f} | {stages} |")
+    print()
+    print("| goal | figure | goal | previous code | ratio to previous | met |")
+    print("|---|---|---|---|---|---|")
+    for name, (what, goal) in GOALS.items():
+        fig = new[name][what]
+        prev = old.get(name, {}).get(what)
+        ratio = f"{fig / prev:.2f}" if prev else "-"
+        print(f"| {name} | {fig:.1f} s | <= {goal:.0f} s | {f'{prev:.1f} s' if prev else '-'} | {ratio} | "
+              f"{'yes' if fig <= goal else 'NO'} |")
+    timed = [k for k in new if "rss_mb" in new[k]]
+    peak = max(new[k]["rss_mb"] for k in timed)
+    worst = max(timed, key=lambda k: new[k]["rss_mb"])
+    prev_peak = max((r["rss_mb"] for r in old.values() if "rss_mb" in r), default=None)
+    print(f"| peak RSS, any run (process tree) | {peak:.0f} MB ({worst}) | <= {RSS_GOAL_MB:.0f} MB | "
+          f"{f'{prev_peak:.0f} MB' if prev_peak else '-'} | {f'{peak / prev_peak:.2f}' if prev_peak else '-'} | "
+          f"{'yes' if peak <= RSS_GOAL_MB else 'NO'} |")
+    print(f"| nothing new: outputs byte-identical to a recompute | {'yes' if identical else 'NO'} "
+          f"({len(kept)} files) | identical | - | - | {'yes' if identical else 'NO'} |")
+    if differ:
+        print("differing files: " + ", ".join(differ[:10]))
+    print(f"recompute of the same inputs (every stage, this code): {new['recompute']['wall']:.1f} s")
+    for code, runs in (("this", new), (a.reference, old)):
+        if "age" in runs:
+            print(f"{code}: store aged after the cold run: {runs['age']['parsed']} older builds parsed in "
+                  f"{runs['age']['wall']:.0f} s")
+    if "vacuum" in new:
+        print(f"store vacuum after the cold run: {new['vacuum']['wall']:.1f} s ({new['vacuum']['compacted']} builds)")
+    for code, runs in (("this", new), (a.reference, old)):
+        for name, r in runs.items():
+            if r.get("summary"):
+                print(f"{code} {name}: {r['summary']}")
     if not a.keep:
-        shutil.rmtree(runs_dir / "local", ignore_errors=True)
-        shutil.rmtree(runs_dir / "dask", ignore_errors=True)
-    return 0
+        for d in ("new", "old", "dask"):
+            shutil.rmtree(runs_dir / d, ignore_errors=True)
+    return 0 if identical else 1
 
 
 if __name__ == "__main__":

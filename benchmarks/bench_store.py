@@ -1,10 +1,14 @@
-"""Store speed: growing by one build, and reading the history back, against plain pandas+Parquet.
+"""Store speed: growing by one build, reading the history back, and reading a PA run's window.
 
-    python -m benchmarks.bench_store [--jobs 3] [--builds 180] [--tests 200]
+    python -m benchmarks.bench_store [--jobs 3] [--builds 360] [--window 170] [--tests 200]
 
 References measured in the same run: ``DataFrame.to_parquet`` of the same build (what one
-fragment costs at least) and ``pd.read_parquet`` of one file holding the whole history
-(the cheapest possible full read). Ratios > 1 mean the store is slower than the reference.
+fragment costs at least), ``pd.read_parquet`` of one file holding the whole history (the
+cheapest possible full read), and the previous window read (``old_read_window`` below, kept
+callable here: every listed fragment read, then ``Table.filter`` to the window's builds, strings
+as one UTF-8 copy per row). The store holds ``--builds`` per job, the window is the newest
+``--window``: the window read must cost the same whatever the store's age. Ratios > 1 mean
+this code is slower than the reference.
 """
 
 from __future__ import annotations
@@ -18,9 +22,36 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pal.model import BuildMeta, coerce_samples
+from pal.history import UNREAD_COLUMNS, _read_window
+from pal.model import SAMPLE_COLUMNS, BuildMeta, coerce_samples
 from pal.store import Store
-from pal.store.schema import samples_to_arrow
+from pal.store.schema import arrow_to_samples, samples_to_arrow
+
+
+def old_read_window(store: Store, jobs: list[str], builds: pd.DataFrame) -> pd.DataFrame:
+    """The window read before the manifest chose fragments (pal.history at c6149c1): a dataset of
+    every listed fragment of the jobs, read whole, then filtered to the window's builds."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.dataset as ds
+
+    from pal.history import _shared_tags
+    from pal.store.schema import SAMPLES_SCHEMA
+
+    columns = [c for c in SAMPLE_COLUMNS if c not in UNREAD_COLUMNS]
+    plain = [c for c in columns if c != "tags"]
+    rels = store._manifest().fragments(jobs)
+    table = ds.dataset([str(store.path / r) for r in rels], schema=SAMPLES_SCHEMA, format="parquet").to_table(
+        columns=columns)
+    mask = None
+    for job, numbers in builds.groupby("job", sort=False)["build"]:
+        m = pc.and_(pc.equal(table["job"], str(job)), pc.is_in(table["build"], pa.array(numbers.to_numpy(np.int64))))
+        mask = m if mask is None else pc.or_(mask, m)
+    if mask is not None and not pc.all(mask).as_py():
+        table = table.filter(mask)
+    samples = arrow_to_samples(table.select(plain), plain)
+    samples["tags"] = _shared_tags(table["tags"])
+    return samples[columns]
 
 
 def build_samples(job: str, build: int, tests: int, rng: np.random.Generator) -> pd.DataFrame:
@@ -46,16 +77,21 @@ def meta_of(job: str, build: int) -> BuildMeta:
     return BuildMeta(job, build, t, t, "vpp", "22.02", "tb1", 200, 0, 3600.0)
 
 
-def timed(fn) -> tuple[float, object]:
-    t0 = time.perf_counter()
-    out = fn()
-    return time.perf_counter() - t0, out
+def timed(fn, repeat: int = 1) -> tuple[float, object]:
+    """Seconds of the fastest of ``repeat`` calls, and the last call's result."""
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - t0)
+    return best, out
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--jobs", type=int, default=3)
-    ap.add_argument("--builds", type=int, default=180)
+    ap.add_argument("--builds", type=int, default=360)
+    ap.add_argument("--window", type=int, default=170)
     ap.add_argument("--tests", type=int, default=200)
     a = ap.parse_args()
     rng = np.random.default_rng(1)
@@ -81,6 +117,17 @@ def main() -> None:
         t_job, _ = timed(lambda: store.samples(jobs=[jobs[0]]))
         t_cols, _ = timed(lambda: store.samples(jobs=[jobs[0]], columns=["build", "test_id", "metric", "value"]))
         info = store.info()
+        builds = store.builds()
+        win = builds[builds["build"] > a.builds - a.window].reset_index(drop=True)
+        t_old, old = timed(lambda: old_read_window(store, jobs, win), repeat=3)
+        t_new, new = timed(lambda: _read_window(store, jobs, win), repeat=3)
+        t_vac, vac = timed(store.vacuum)
+        t_old_c, _ = timed(lambda: old_read_window(store, jobs, win), repeat=3)
+        t_new_c, new_c = timed(lambda: _read_window(store, jobs, win), repeat=3)
+        as_old = new.astype({c: old[c].dtype for c in new.columns if str(new[c].dtype) == "category"})
+        pd.testing.assert_frame_equal(as_old, old)
+        pd.testing.assert_frame_equal(new_c, new)
+        mem_old, mem_new = (int(df.memory_usage(deep=True).sum()) for df in (old, new))
     n = len(frames)
     print(f"history: {a.jobs} jobs x {a.builds} builds x {a.tests} tests = {rows} rows, "
           f"{info['size_bytes'] / 1e6:.1f} MB on disk ({info['size_bytes'] / rows:.0f} B/row)")
@@ -91,6 +138,12 @@ def main() -> None:
     print(f"read all samples: {t_all:.2f} s; ratio to pd.read_parquet of one file: {t_all / t_ref:.2f}")
     print(f"read one job: {t_job:.2f} s ({t_job / t_all:.2f} of all); one job, 4 columns: {t_cols:.3f} s "
           f"({t_cols / t_all:.3f} of all)")
+    print(f"window read ({a.window} of {a.builds} builds per job, {len(old)} rows; fastest of 3): previous read+filter "
+          f"{t_old:.2f} s, manifest-chosen fragments {t_new:.2f} s, ratio {t_new / t_old:.2f}")
+    print(f"  after vacuum ({vac['compacted']} builds compacted in {t_vac:.1f} s): previous {t_old_c:.2f} s, "
+          f"this {t_new_c:.2f} s, ratio {t_new_c / t_old_c:.2f}")
+    print(f"  DataFrame in memory: previous {mem_old / 1e6:.0f} MB ({mem_old / len(old):.0f} B/row), "
+          f"this {mem_new / 1e6:.0f} MB ({mem_new / len(new):.0f} B/row), ratio {mem_new / mem_old:.2f}")
     assert len(got) == rows
 
 

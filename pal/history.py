@@ -46,7 +46,7 @@ def load_history(spec: Spec, store: Any, now: datetime, report: RunReport) -> Hi
     """
     jobs = [j.name for j in spec.jobs]
     builds = store.builds(jobs)
-    keep = _window(spec, builds, now)
+    keep = select_window(spec, builds, now)
     builds = builds[keep].reset_index(drop=True)
     samples = _read_window(store, jobs, builds, trials=needs_trials(spec))
     samples = apply_names(spec, samples)
@@ -59,28 +59,24 @@ def load_history(spec: Spec, store: Any, now: datetime, report: RunReport) -> Hi
 
 
 def _read_window(store: Any, jobs: list[str], builds: pd.DataFrame, trials: bool = False) -> pd.DataFrame:
-    """The stored samples of ``builds`` as a DataFrame; rows are filtered in Arrow before conversion."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
+    """The stored samples of ``builds`` as a DataFrame.
 
+    The store reads only the window's fragments (row groups of compacted ones), through the
+    manifest; string columns arrive as Arrow dictionaries and become pandas categoricals whose
+    categories are sorted (so sorting or factorising with ``sort=True`` orders rows as the strings
+    would): each distinct value is held once, the rows hold 1-4 byte codes.
+    """
     from pal.model import SAMPLE_COLUMNS
-    from pal.store.schema import arrow_to_samples
+    from pal.store.schema import STRING_COLUMNS, arrow_to_samples, dictionary_to_categorical
 
     columns = [c for c in SAMPLE_COLUMNS if c not in UNREAD_COLUMNS or (trials and c == "trials")]
-    plain = [c for c in columns if c != "tags"]
-    # Store.table (Arrow) when the store has it; the private reader otherwise (same contract)
-    reader = getattr(store, "table", None) or store._read
-    table: pa.Table = reader(jobs, columns)
-    if table.num_rows:
-        mask = None
-        for job, numbers in builds.groupby("job", sort=False)["build"]:
-            m = pc.and_(pc.equal(table["job"], str(job)), pc.is_in(table["build"], pa.array(numbers.to_numpy(np.int64))))
-            mask = m if mask is None else pc.or_(mask, m)
-        if mask is None:
-            table = table.slice(0, 0)
-        elif not pc.all(mask).as_py():  # filtering copies every column: only when rows go
-            table = table.filter(mask)
-    samples = arrow_to_samples(table.select(plain), plain)
+    keys = list(zip(builds["job"].astype(str), builds["build"].astype(np.int64).tolist()))
+    table = store.table(jobs, columns, builds=keys, dictionary=True).unify_dictionaries()
+    numeric = [c for c in columns if c != "tags" and c not in STRING_COLUMNS]
+    samples = arrow_to_samples(table.select(numeric), numeric)
+    for col in columns:
+        if col in STRING_COLUMNS:
+            samples[col] = dictionary_to_categorical(table[col])
     samples["tags"] = _shared_tags(table["tags"])
     return samples[columns]
 
@@ -101,8 +97,9 @@ def _shared_tags(tags: Any) -> np.ndarray:
     return uniq[idx]
 
 
-def _window(spec: Spec, builds: pd.DataFrame, now: datetime) -> np.ndarray:
-    """Which stored builds the spec's job ranges select (explicit list, start/end, max-builds, period)."""
+def select_window(spec: Spec, builds: pd.DataFrame, now: datetime) -> np.ndarray:
+    """Which stored builds the spec's job ranges select (explicit list, start/end, max-builds, period);
+    ``now`` matters only for jobs with ``period-days``."""
     keep = np.zeros(len(builds), dtype=bool)
     if builds.empty:
         return keep
@@ -148,7 +145,18 @@ def apply_names(spec: Spec, samples: pd.DataFrame) -> pd.DataFrame:
 
 
 def _map_distinct(column: pd.Series, mapping: dict[str, str]) -> pd.Series:
-    """``mapping.get(v, v)`` per cell, computed once per distinct value (a million rows, a few thousand values)."""
+    """``mapping.get(v, v)`` per cell, computed once per distinct value (a million rows, a few thousand values).
+
+    A categorical column stays categorical (categories sorted, merged where two map to one).
+    """
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        mapped = np.array([mapping.get(c, c) for c in column.cat.categories.astype(object)], dtype=object)
+        cats = np.array(sorted(set(mapped.tolist())), dtype=object)
+        remap = np.searchsorted(cats, mapped) if len(cats) else np.zeros(0, dtype=np.int64)
+        codes = column.cat.codes.to_numpy()
+        new = np.where(codes >= 0, remap[np.maximum(codes, 0)] if len(remap) else -1, -1)
+        return pd.Series(pd.Categorical.from_codes(new, categories=pd.Index(cats, dtype=column.cat.categories.dtype),
+                                                   validate=False), index=column.index)
     codes, uniques = pd.factorize(column, use_na_sentinel=True)
     mapped = np.array([mapping.get(u, u) for u in uniques.astype(object)] + [None], dtype=object)
     return pd.Series(mapped[codes], index=column.index, dtype="string")

@@ -3,7 +3,8 @@
 ``run(spec, options)`` is what ``pal run`` calls. Only builds not yet in the store are
 parsed; every series of the window is analysed again (the compiled MDL search makes that
 cheaper than keeping states); only pages of changed series are rendered again. The result
-equals a from-scratch run on the same inputs (``--full``).
+equals a from-scratch run on the same inputs (``--full``). A run whose inputs did not change
+since the last one (``pal.fingerprint``) stops after ingest and keeps that run's outputs.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 
 
 from pal.analysis.series import analyse_all, single_testbed_jobs, split_series
+from pal.fingerprint import RunRecord, apply_delta, report_delta, run_fingerprint, save_record, unchanged_run
 from pal.store.atomic import write_text_atomic
 from pal.model import BuildFile, SeriesResult
 from pal.progress import Steps
@@ -185,6 +187,11 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
             parsed = ingest(spec, store, files, report, executor, full=options.full)
             steps.done(f"{parsed} builds parsed, {len(files) - parsed} already stored, "
                        f"{len(report.errors('parse'))} unreadable")
+            fp = run_fingerprint(spec, store, now, report, options.upstream, again=not options.download)
+            kept = None if options.full or not options.download else unchanged_run(out_dir, fp, _not_outputs(spec, out_dir))
+            if kept is not None:  # nothing the results depend on changed: the outputs stand
+                return _kept(spec, kept, report, out_dir, steps)
+            at_ingest = report.to_dict()
 
             steps.start("analyse", "history from the store")
             history = load_history(spec, store, now, report)
@@ -221,11 +228,35 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
             store.save_state(DOWNLOAD_STATE, {"problems": [dataclasses.asdict(p) for p in report.problems
                                                            if p.stage == "download"]})
     write_text_atomic(out_dir / "report.json", report.to_json())
-    summary = (f"pal: {len(spec.jobs)} jobs, {len(history.builds)} builds ({parsed} new), {len(results)} series, "
-               f"{_count(alerts, 'regression')} regressions, {_count(alerts, 'progression')} progressions, "
-               f"{len(report.errors())} problems; exit {code}")
+    figures = {"builds": len(history.builds), "series": len(results), "regressions": _count(alerts, "regression"),
+               "progressions": _count(alerts, "progression")}
+    save_record(out_dir, RunRecord(fp, code, figures, report_delta(at_ingest, report)), _not_outputs(spec, out_dir))
+    summary = _summary(spec, figures, parsed, report, code)
     steps.done(summary)
     return RunOutcome(code, report, out_dir, results, alerts, summary)
+
+
+def _summary(spec: Spec, figures: dict[str, int], parsed: int, report: RunReport, code: int) -> str:
+    return (f"pal: {len(spec.jobs)} jobs, {figures['builds']} builds ({parsed} new), {figures['series']} series, "
+            f"{figures['regressions']} regressions, {figures['progressions']} progressions, "
+            f"{len(report.errors())} problems; exit {code}")
+
+
+def _not_outputs(spec: Spec, out_dir: Path) -> tuple[Path, ...]:
+    """Directories under the output dir that hold no results: the download cache, the store."""
+    return (out_dir / "cache", spec.store_dir)
+
+
+def _kept(spec: Spec, kept: RunRecord, report: RunReport, out_dir: Path, steps: Steps) -> RunOutcome:
+    """The outcome of a run whose fingerprint matched: the last run's outputs stand; its report
+    gets the findings of the stages it skipped, as that run recorded them."""
+    apply_delta(report, kept.report_after_ingest)
+    report.count("run.unchanged")
+    write_text_atomic(out_dir / "report.json", report.to_json())
+    summary = _summary(spec, kept.figures, 0, report, kept.exit_code)
+    log.info("pal run: nothing changed since the last run (fingerprint %s): outputs kept", kept.fingerprint[:12])
+    steps.done(summary)
+    return RunOutcome(kept.exit_code, report, out_dir, [], [], summary)
 
 
 def _check_upstream(upstream: tuple[str, int] | None, history: History, report: RunReport) -> None:

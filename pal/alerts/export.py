@@ -9,17 +9,29 @@ value, else ``normal``), and testbed / DUT version of the build.
 CSV cells are neutralised against formula injection: a text cell starting with ``=``, ``+``,
 ``-``, ``@``, tab or CR gets a leading ``'``; numeric columns stay numbers. Parquet keeps the
 raw text (it is not opened by spreadsheets as formulas).
+
+``SeriesExports`` writes the files job by job: each job's rows are formatted once into a part
+under ``exports/.parts/`` named by a digest of everything in them, and a later run whose job
+has the same digest reuses the part; ``series.csv`` is the header and the parts, in job order
+(rows are sorted by job first), ``series.parquet`` the parts' tables in one file. Both are byte
+for byte what the same code writes from scratch.
 """
 
 from __future__ import annotations
 
+import hashlib
 import io
+import json
+import os
+import re
+import shutil
 from pathlib import Path
 from typing import Callable, Iterator
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from pal import csvtext
 from pal.model import SeriesResult
@@ -272,3 +284,134 @@ def parquet_bytes(df: pd.DataFrame) -> bytes:
 
 def json_bytes(df: pd.DataFrame) -> bytes:
     return (df.to_json(orient="records", date_format="iso", indent=1) + "\n").encode("utf-8")
+
+
+# ---------------------------------------------------------------------------
+# Per-job parts: a daily run formats only the jobs whose rows changed
+# ---------------------------------------------------------------------------
+
+PARTS_DIR = ".parts"
+_PART = re.compile(r"^(?P<digest>[0-9a-f]{40})\.(?P<fmt>csv|parquet)$")
+
+
+def _format_version() -> bytes:
+    """What else decides a part's bytes: this module's and csvtext's code, the pandas/Arrow versions."""
+    h = hashlib.sha1(f"{pd.__version__}|{pa.__version__}".encode())
+    for mod in (__file__, csvtext.__file__):
+        h.update(Path(mod).read_bytes())
+    return h.digest()
+
+
+def job_digest(results: list[SeriesResult], builds: pd.DataFrame | None, version: bytes = b"") -> str:
+    """A digest of every value a job's export rows hold: series keys, attributes, arrays, groups,
+    anomalies and the testbed / DUT version of its builds (``results`` of one job)."""
+    h = hashlib.sha1(version)
+    for r in sorted(results, key=lambda r: (r.key.test_id, r.key.metric)):
+        head = [r.key.job, r.key.test_id, r.key.metric, r.test_set,
+                [r.attrs.get(k) for k in ("topo_arch", "nic", "frame_size", "cores")],
+                [(g.start, g.end, g.label) for g in r.groups], [(a.index, a.kind) for a in r.anomalies],
+                len(r.values)]
+        h.update(json.dumps(head, default=str).encode())
+        h.update(np.asarray(r.builds, dtype=np.int64).tobytes())
+        h.update(np.asarray(r.times, dtype="datetime64[ns]").view(np.int64).tobytes())
+        for arr in (r.values, r.stdevs, r.trend):
+            h.update(np.asarray(arr, dtype=np.float64).tobytes())
+    if builds is not None and not builds.empty:
+        cols = [c for c in ("job", "build", "testbed", "dut_version") if c in builds.columns]
+        h.update(builds[cols].to_json(orient="values", date_format="iso").encode())
+    return h.hexdigest()
+
+
+class SeriesExports:
+    """``series.csv`` / ``series.parquet`` / ``series.json`` of a run, written from per-job parts.
+
+    ``write(fmt, target)`` writes one file atomically; parts of jobs whose digest is unchanged
+    since an earlier run (same ``exports_dir``) are reused, parts no job of this run uses are
+    removed. The JSON export is made from the whole frame (it is one array).
+    """
+
+    def __init__(self, exports_dir: Path, results: list[SeriesResult], builds: pd.DataFrame | None):
+        self.parts = Path(exports_dir) / PARTS_DIR
+        self.results = results
+        self.builds = builds
+        by_job: dict[str, list[SeriesResult]] = {}
+        for r in results:
+            by_job.setdefault(r.key.job, []).append(r)
+        self.jobs = sorted(by_job)
+        self._by_job = by_job
+        self._digests: dict[str, str] = {}
+        self.formatted: list[str] = []  # jobs whose part was made by this object (not reused)
+
+    def _job_builds(self, job: str) -> pd.DataFrame | None:
+        if self.builds is None or self.builds.empty:
+            return self.builds
+        return self.builds[self.builds["job"].astype(str).to_numpy() == job]
+
+    def digest(self, job: str) -> str:
+        if job not in self._digests:
+            if not self._digests:
+                self._version = _format_version()
+            self._digests[job] = job_digest(self._by_job[job], self._job_builds(job), self._version)
+        return self._digests[job]
+
+    def frame(self, job: str) -> pd.DataFrame:
+        return series_frame(self._by_job[job], self._job_builds(job))
+
+    def _part(self, job: str, fmt: str) -> Path:
+        """The job's part in ``fmt``, made (atomically) when no earlier run left it."""
+        path = self.parts / f"{self.digest(job)}.{fmt}"
+        if path.exists():
+            return path
+        df = self.frame(job)
+        if fmt == "csv":
+            header = csvtext.csv_line([str(c) for c in df.columns]).encode("utf-8")
+
+            def body(tmp: Path) -> None:
+                with open(tmp, "wb") as fh:
+                    pieces = csv_chunks(df)
+                    first = bytes(next(pieces))
+                    if not first.startswith(header):
+                        raise ValueError(f"export of {job}: unexpected CSV header")
+                    fh.write(first[len(header):])
+                    for piece in pieces:
+                        fh.write(piece)
+
+            write_atomic(path, body)
+        else:
+            table = pa.Table.from_pandas(df, preserve_index=False)
+            write_atomic(path, lambda tmp: pq.write_table(table, tmp, compression="zstd"))
+        self.formatted.append(job)
+        return path
+
+    def write(self, fmt: str, target: Path) -> None:
+        """Write ``series.<fmt>`` to ``target`` atomically."""
+        if fmt == "json":
+            write_atomic(target, lambda tmp: tmp.write_bytes(json_bytes(series_frame(self.results, self.builds))))
+            return
+        if fmt not in ("csv", "parquet"):
+            raise ValueError(f"unknown export format {fmt!r}")
+        parts = [self._part(job, fmt) for job in self.jobs]
+        if fmt == "csv":
+            def cat(tmp: Path) -> None:
+                with open(tmp, "wb") as out:
+                    out.write(csvtext.csv_line(EXPORT_COLUMNS).encode("utf-8"))
+                    for part in parts:
+                        with open(part, "rb") as src:
+                            shutil.copyfileobj(src, out, 1 << 22)
+
+            write_atomic(target, cat)
+        else:
+            empty = pa.Table.from_pandas(series_frame([], self.builds), preserve_index=False)
+            tables = [pq.read_table(p) for p in parts]
+            table = pa.concat_tables(tables) if tables else empty
+            write_atomic(target, lambda tmp: pq.write_table(table, tmp, compression="zstd"))
+        self._prune(fmt, {p.name for p in parts})
+
+    def _prune(self, fmt: str, keep: set[str]) -> None:
+        """Remove the parts in ``fmt`` this run did not use (jobs whose rows changed or went)."""
+        if not self.parts.is_dir():
+            return
+        for entry in os.scandir(self.parts):
+            m = _PART.match(entry.name)
+            if m and m.group("fmt") == fmt and entry.name not in keep:
+                os.unlink(entry.path)

@@ -89,19 +89,11 @@ def write_alert_outputs(out_dir: Path, alerts: list[Alert], results: list[Series
     put("junit.xml", out_dir / "junit.xml", lambda: junit.junit_xml(results, alerts, fail_on, samples))
     formats = spec.outputs.exports
     if formats:
-        frame = export.series_frame(results, builds)
-
-        def csv_file(target: Path) -> None:  # streamed to the file: the 300 MB text is never held whole
-            export.write_csv(frame, target)
-
-        makers: dict[str, Callable[[Path], bytes | None]] = {
-            "csv": csv_file,
-            "parquet": lambda _: export.parquet_bytes(frame),
-            "json": lambda _: export.json_bytes(frame),
-        }
+        exports = export.SeriesExports(out_dir / "exports", results, builds)  # per job, unchanged jobs reused
         for fmt in sorted(set(formats)):
             target = out_dir / "exports" / f"series.{fmt}"
-            put(f"series.{fmt}", target, lambda fmt=fmt, target=target: makers[fmt](target))
+            put(f"series.{fmt}", target, lambda fmt=fmt, target=target: exports.write(fmt, target))
+        report.count("exports.jobs_formatted", len(set(exports.formatted)))
     report.count("alerts.alerts", len(alerts))
     report.count("alerts.failing", sum(a.fails(fail_on) for a in alerts))
     log.info("alerts: %d alerts (%d new, %d acked), exit code %d under fail-on %s", len(alerts),

@@ -8,6 +8,12 @@ On disk: ``manifest.json``::
      "builds": [{"job": ..., "build": 42, <the other BUILD_COLUMNS>, "sha256": ...,
                  "fragment": "samples/job=<job>/42-<sha8>-<id>.parquet", "rows": 120,
                  "stored_at": "2024-01-01T00:00:00+00:00"}, ...]}
+
+Schema version 2 adds ``"row_group": g, "offset": o`` to the entries of builds that live in a
+compacted fragment (``pal store vacuum``: one file of many builds, a row group holding several
+consecutive builds): the build's rows are ``rows`` rows from row ``o`` of row group ``g``. An
+entry without them owns its whole file. Version 1 manifests (no compaction) are read as they are and
+saved as version 2 on the next write.
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ import pandas as pd
 from pal.errors import StoreError
 from pal.model import BUILD_COLUMNS, BuildMeta
 from pal.store.atomic import crash_point, write_text_atomic
-from pal.store.schema import SCHEMA_VERSION, json_safe
+from pal.store.schema import READABLE_VERSIONS, SCHEMA_VERSION, json_safe
 
 MANIFEST_NAME = "manifest.json"
 FORMAT = "pal-store"
@@ -55,10 +61,10 @@ class Manifest:
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise StoreError(f"{path}: not a pal store manifest (format {data.get('format') if isinstance(data, dict) else None!r})")
         version = data.get("schema_version")
-        if version != SCHEMA_VERSION:
+        if version not in READABLE_VERSIONS:
             raise StoreError(
-                f"{path}: store schema version {version!r} is not the one this pal reads ({SCHEMA_VERSION}); "
-                "re-create the store or use a matching pal version"
+                f"{path}: store schema version {version!r} is not one this pal reads "
+                f"({', '.join(map(str, READABLE_VERSIONS))}); re-create the store or use a matching pal version"
             )
         builds = {(e["job"], int(e["build"])): e for e in data.get("builds", [])}
         return cls(version, builds)
@@ -66,6 +72,7 @@ class Manifest:
     def save(self, store_dir: Path) -> None:
         """Write atomically (temp file + rename): readers see the old or the new manifest, never a mix."""
         entries = [self.builds[k] for k in sorted(self.builds)]
+        self.schema_version = SCHEMA_VERSION  # an older store is migrated by its next write
         text = json.dumps(
             {"format": FORMAT, "schema_version": self.schema_version, "builds": entries},
             separators=(",", ":"), sort_keys=True, default=json_safe,  # no indent: the C encoder, 10x faster
@@ -79,7 +86,37 @@ class Manifest:
     def fragments(self, jobs: list[str] | None = None) -> list[str]:
         """Relative paths of the listed fragments, for all jobs or only ``jobs``, in (job, build) order."""
         wanted = None if jobs is None else set(jobs)
-        return [e["fragment"] for k, e in sorted(self.builds.items()) if wanted is None or k[0] in wanted]
+        seen: dict[str, None] = {}
+        for k, e in sorted(self.builds.items()):
+            if wanted is None or k[0] in wanted:
+                seen.setdefault(e["fragment"], None)
+        return list(seen)
+
+    def pieces(self, keys: list[BuildKey]) -> list[tuple[str, list[tuple[int, int, int]] | None]]:
+        """What to read for the builds ``keys`` (in their order): (fragment, None = the whole file) or
+        (fragment, [(row group, offset, rows), ...]) for builds in a compacted fragment.
+
+        Consecutive builds in the same compacted fragment become one piece, so a window of
+        compacted builds is one ``read_row_groups`` call per file, not one read per build.
+        """
+        out: list[tuple[str, list[tuple[int, int, int]] | None]] = []
+        for key in keys:
+            e = self.builds[key]
+            group = e.get("row_group")
+            if group is None:
+                out.append((e["fragment"], None))
+                continue
+            span = (int(group), int(e.get("offset", 0)), int(e.get("rows", 0)))
+            last = out[-1] if out else None
+            if last is not None and last[0] == e["fragment"] and last[1] is not None:
+                last[1].append(span)
+            else:
+                out.append((e["fragment"], [span]))
+        return out
+
+    def references(self, fragment: str) -> int:
+        """How many builds the manifest keeps in ``fragment``."""
+        return sum(1 for e in self.builds.values() if e["fragment"] == fragment)
 
 
 def entry_of(meta: BuildMeta, sha256: str, fragment: str, rows: int) -> dict[str, Any]:

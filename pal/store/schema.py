@@ -16,8 +16,11 @@ import pyarrow as pa
 
 from pal.model import SAMPLE_COLUMNS, coerce_samples
 
-#: Bumped whenever the on-disk layout or the samples schema changes incompatibly.
-SCHEMA_VERSION = 1
+#: Bumped whenever the on-disk layout or the samples schema changes incompatibly. Version 2: a
+#: manifest entry may name a row group of a compacted fragment (several builds in one file).
+SCHEMA_VERSION = 2
+#: versions this pal reads; older ones are rewritten as SCHEMA_VERSION on the next write
+READABLE_VERSIONS = (1, 2)
 
 _ARROW_OF_PANDAS = {
     "string": pa.string(),
@@ -35,6 +38,10 @@ def _arrow_type(col: str) -> pa.DataType:
 
 
 SAMPLES_SCHEMA = pa.schema([pa.field(c, _arrow_type(c)) for c in SAMPLE_COLUMNS])
+
+#: string columns: Parquet keeps them dictionary-encoded on disk, and they are read as Arrow
+#: dictionaries (``read_dictionary``), so a value repeated on every row of a series is held once
+STRING_COLUMNS = tuple(c for c, t in SAMPLE_COLUMNS.items() if t == "string")
 
 #: Columns the samples table is always sorted by.
 SORT_KEYS = ("job", "build", "test_id", "metric")
@@ -98,6 +105,31 @@ def arrow_to_samples(table: pa.Table, columns: Iterable[str] | None = None) -> p
         elif dtype != "object":
             df[col] = df[col].astype(dtype)
     return df
+
+
+def dictionary_to_categorical(column: pa.ChunkedArray) -> pd.Categorical:
+    """A dictionary column (chunks sharing one dictionary: ``Table.unify_dictionaries``) as a
+    pandas Categorical of the values used, lexically sorted; nulls are missing (code -1).
+
+    A row group's dictionary may hold values of rows not read (other builds of a compacted
+    fragment): categories are only the values some row has, whatever was read around them.
+    """
+    chunks = column.chunks
+    if not chunks:
+        return pd.Categorical.from_codes(np.zeros(0, dtype=np.int8), categories=pd.Index([], dtype="str"))
+    dictionary = chunks[0].dictionary
+    indices = pa.chunked_array([c.indices for c in chunks]).combine_chunks() if len(chunks) > 1 else chunks[0].indices
+    idx = indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+    present = idx >= 0
+    used = np.flatnonzero(np.bincount(idx[present], minlength=len(dictionary)) > 0)
+    values = np.asarray(dictionary.take(pa.array(used, type=pa.int64())).to_pylist(), dtype=object)
+    order = np.argsort(values, kind="stable") if len(values) else np.zeros(0, dtype=np.int64)
+    rank = np.full(len(dictionary), -1, dtype=np.int64)
+    rank[used[order]] = np.arange(len(order))
+    codes = np.where(present, rank[np.maximum(idx, 0)] if len(rank) else -1, -1)
+    small = np.int8 if len(order) < 127 else np.int16 if len(order) < 32767 else np.int32
+    categories = pd.Index(values[order].tolist(), dtype="str")
+    return pd.Categorical.from_codes(codes.astype(small), categories=categories, validate=False)
 
 
 def empty_table() -> pa.Table:

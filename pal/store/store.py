@@ -5,6 +5,7 @@ Layout::
 
     <store>/manifest.json                                  builds, fragment paths, schema version
     <store>/samples/job=<job>/<build>-<sha8>-<id>.parquet  one fragment per (job, build)
+    <store>/samples/job=<job>/c<first>-<last>-<id>.parquet compacted: builds first..last, a row group each
     <store>/state/<name>.json                              saved states (series key -> state: page digests)
     <store>/alerts.json                                    the previous run's alerts
     <store>/staging/                                       fragments written by workers
@@ -12,13 +13,16 @@ Layout::
 
 Every write goes to a temp file in the target directory and is renamed into place; the
 manifest is written last, so a killed run leaves the previous state readable. Readers take
-no lock: they read the manifest, then only the fragments it lists.
+no lock: they read the manifest, then only the fragments (and row groups) it lists for the
+builds they want. ``vacuum`` compacts the small per-build fragments of a job into larger ones
+the same way: new file first, manifest second, old files last.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+from concurrent.futures import ThreadPoolExecutor
 import json
 import logging
 import os
@@ -32,7 +36,6 @@ from urllib.parse import quote
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 from pal.errors import StoreError
@@ -40,7 +43,10 @@ from pal.model import SAMPLE_COLUMNS, BuildMeta
 from pal.store.atomic import crash_point, is_temp, write_atomic, write_text_atomic
 from pal.store.lock import LOCK_NAME, StoreLock
 from pal.store.manifest import MANIFEST_NAME, Manifest, builds_frame, entry_of
-from pal.store.schema import SAMPLES_SCHEMA, SCHEMA_VERSION, SORT_KEYS, arrow_to_samples, json_safe, samples_to_arrow
+from pal.store.schema import (
+    READABLE_VERSIONS, SAMPLES_SCHEMA, SCHEMA_VERSION, SORT_KEYS, STRING_COLUMNS, arrow_to_samples, json_safe,
+    samples_to_arrow,
+)
 
 if TYPE_CHECKING:
     from pal.store.ingest import Fragment
@@ -52,6 +58,15 @@ STATE_DIR = "state"
 STAGING_DIR = "staging"
 ALERTS_NAME = "alerts.json"
 _MISSING = object()
+#: ``vacuum`` compacts runs of single-build fragments of a job into files of about this many rows,
+COMPACT_ROWS = 500_000
+#: in row groups of about this many rows (whole builds): few column chunks to open per window read
+GROUP_ROWS = 32_768
+#: ``commit_fragments`` compacts a job's run of this many consecutive single-build fragments by
+#: itself, so the fragments a window read opens stay few without a maintenance job
+AUTO_COMPACT_BUILDS = 64
+#: threads reading fragments (Arrow decodes without the GIL)
+READ_THREADS = 4
 
 
 @dataclass
@@ -73,6 +88,36 @@ def write_fragment(samples: pd.DataFrame | pa.Table, target: Path, *, step: str 
     return table.num_rows
 
 
+def _schema(columns: list[str] | None, dictionary: bool) -> pa.Schema:
+    """SAMPLES_SCHEMA (or its ``columns``), string columns as dictionaries when ``dictionary``."""
+    fields = [SAMPLES_SCHEMA.field(c) for c in (columns if columns is not None else SAMPLES_SCHEMA.names)]
+    if dictionary:
+        fields = [f.with_type(pa.dictionary(pa.int32(), pa.string())) if f.name in STRING_COLUMNS else f
+                  for f in fields]
+    return pa.schema(fields)
+
+
+def _read_spans(pf: pq.ParquetFile, spans: list[tuple[int, int, int]], columns: list[str] | None) -> pa.Table:
+    """The rows of ``spans`` ((row group, offset, rows), in file order) of a compacted fragment:
+    the row groups holding them read once, then zero-copy slices (one per run of adjacent builds)."""
+    groups = sorted({g for g, _, _ in spans})
+    table = pf.read_row_groups(groups, columns=columns)
+    base, at = {}, 0
+    for g in groups:
+        base[g] = at
+        at += pf.metadata.row_group(g).num_rows
+    slices: list[list[int]] = []
+    for g, offset, rows in spans:
+        start = base[g] + offset
+        if slices and slices[-1][0] + slices[-1][1] == start:
+            slices[-1][1] += rows
+        else:
+            slices.append([start, rows])
+    if len(slices) == 1 and slices[0] == [0, table.num_rows]:
+        return table
+    return pa.concat_tables([table.slice(a, n) for a, n in slices])
+
+
 def fragment_name(job: str, build: int, sha256: str) -> str:
     """Relative path of a new fragment; unique per write so a replacement never overwrites a listed file."""
     return f"{SAMPLES_DIR}/job={quote(job, safe='')}/{int(build)}-{(sha256 or 'nohash')[:8]}-{uuid.uuid4().hex[:6]}.parquet"
@@ -86,9 +131,11 @@ class Store:
     second process writing at the same time gets StoreError "store locked by pid N".
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, lock_timeout: float = 0.0):
+    def __init__(self, path: str | os.PathLike[str], *, lock_timeout: float = 0.0,
+                 auto_compact: int | None = AUTO_COMPACT_BUILDS):
         self.path = Path(path)
         self.lock_timeout = lock_timeout
+        self.auto_compact = auto_compact  # None: only ``vacuum`` compacts
         self._lock = StoreLock(self.path)
         self._depth = 0
         self._cache: tuple[tuple[int, int, int], Manifest] | None = None
@@ -195,8 +242,10 @@ class Store:
                 return result
             crash_point("fragments-placed")
             self._save(manifest)
-            for rel in obsolete:
+            for rel in dict.fromkeys(obsolete):
                 self._unlink_fragment(rel)
+            if self.auto_compact:
+                self._compact(COMPACT_ROWS, min_builds=self.auto_compact)
         return result
 
     def remove_build(self, job: str, build: int) -> bool:
@@ -222,22 +271,57 @@ class Store:
         unknown = [c for c in (wanted or []) if c not in SAMPLE_COLUMNS]
         if unknown:
             raise StoreError(f"{self.path}: unknown sample columns {unknown}")
-        table = self._read(None if jobs is None else list(jobs), wanted)
+        table = self.table(jobs, wanted)
         return arrow_to_samples(table, wanted)
 
-    def _read(self, jobs: list[str] | None, columns: list[str] | None) -> pa.Table:
-        """Read the listed fragments in manifest (job, build) order. Each fragment is sorted by test_id,
-        metric when written, and a dataset made from a list of files reads them in that order (Arrow's
-        dataset docs), so the result is sorted by job, build, test_id, metric without a sort."""
-        rels = self._manifest().fragments(jobs)
-        if not rels:
-            table = SAMPLES_SCHEMA.empty_table()
-            return table if columns is None else table.select(columns)
-        dataset = ds.dataset([str(self.path / r) for r in rels], schema=SAMPLES_SCHEMA, format="parquet")
-        try:
-            return dataset.to_table(columns=columns)
-        except (OSError, pa.ArrowInvalid) as exc:
-            raise StoreError(f"{self.path}: cannot read a listed fragment ({exc})") from None
+    def table(self, jobs: Iterable[str] | None = None, columns: Iterable[str] | None = None, *,
+              builds: Iterable[tuple[str, int]] | None = None, dictionary: bool = False) -> pa.Table:
+        """The stored samples as an Arrow table, sorted by job, build, test_id, metric.
+
+        ``builds`` (``(job, build)`` pairs) selects builds through the manifest: only their
+        fragments, and in compacted fragments only their row groups, are read; nothing is read
+        and then filtered away. ``dictionary``: string columns stay Arrow dictionaries (each
+        distinct value held once per fragment) instead of one UTF-8 copy per row.
+        """
+        wanted = None if columns is None else list(columns)
+        if isinstance(jobs, str):
+            jobs = [jobs]
+        m = self._manifest()
+        if builds is not None:
+            keys = sorted({(str(j), int(b)) for j, b in builds} & m.builds.keys())
+        else:
+            chosen = None if jobs is None else set(jobs)
+            keys = [k for k in sorted(m.builds) if chosen is None or k[0] in chosen]
+        return self._read_pieces(m.pieces(keys), wanted, dictionary)
+
+    def _read_pieces(self, pieces: list[tuple[str, list[tuple[int, int, int]] | None]], columns: list[str] | None,
+                     dictionary: bool) -> pa.Table:
+        """Read the pieces in order (each fragment is sorted by test_id, metric when written, and the
+        pieces come in (job, build) order, so the result is sorted without a sort)."""
+        schema = _schema(columns, dictionary)
+        if not pieces:
+            return schema.empty_table()
+        as_dict = [c for c in STRING_COLUMNS if columns is None or c in columns] if dictionary else None
+
+        def read(piece: tuple[str, list[tuple[int, int, int]] | None]) -> pa.Table:
+            rel, spans = piece
+            path = self.path / rel
+            try:
+                pf = pq.ParquetFile(path, read_dictionary=as_dict)
+                if spans is None:
+                    t = pf.read(columns=columns)
+                else:
+                    t = _read_spans(pf, spans, columns)
+            except (OSError, pa.ArrowInvalid) as exc:
+                raise StoreError(f"{path}: cannot read a listed fragment ({exc})") from None
+            return t.cast(schema) if t.schema != schema else t
+
+        if len(pieces) == 1:
+            tables = [read(pieces[0])]
+        else:
+            with ThreadPoolExecutor(min(READ_THREADS, len(pieces))) as pool:
+                tables = list(pool.map(read, pieces))
+        return pa.concat_tables(tables)
 
     def builds(self, jobs: Iterable[str] | str | None = None) -> pd.DataFrame:
         """The builds table (pal.model.BUILD_COLUMNS, sha256 = the archive's hash), sorted by job, build."""
@@ -246,6 +330,11 @@ class Store:
         wanted = None if jobs is None else set(jobs)
         m = self._manifest()
         return builds_frame([e for k, e in sorted(m.builds.items()) if wanted is None or k[0] in wanted])
+
+    def manifest_entries(self, keys: Iterable[tuple[str, int]]) -> list[dict[str, Any]]:
+        """The manifest entries (copies) of the stored builds among ``keys``, in (job, build) order."""
+        m = self._manifest()
+        return [dict(m.builds[k]) for k in sorted({(str(j), int(b)) for j, b in keys} & m.builds.keys())]
 
     # ------------------------------------------------------------------ MDL state and alerts
 
@@ -305,8 +394,9 @@ class Store:
             return default
         except (OSError, json.JSONDecodeError) as exc:
             raise StoreError(f"{path}: unreadable ({exc})") from None
-        if data.get("schema_version") != SCHEMA_VERSION:
-            raise StoreError(f"{path}: schema version {data.get('schema_version')!r}, expected {SCHEMA_VERSION}")
+        if data.get("schema_version") not in READABLE_VERSIONS:
+            raise StoreError(f"{path}: schema version {data.get('schema_version')!r}, expected one of "
+                             f"{', '.join(map(str, READABLE_VERSIONS))}")
         return data.get(member, default)
 
     # ------------------------------------------------------------------ maintenance
@@ -331,13 +421,15 @@ class Store:
             "per_job": per_job,
         }
 
-    def vacuum(self) -> dict[str, Any]:
-        """Remove temp files, staged leftovers and fragments the manifest does not list; return what went."""
+    def vacuum(self, *, compact: bool = True, target_rows: int = COMPACT_ROWS) -> dict[str, Any]:
+        """Compact small fragments (``compact``), then remove temp files, staged leftovers and
+        fragments the manifest does not list; return what was compacted and removed."""
         removed: list[str] = []
         freed = 0
         if not self.path.exists():
-            return {"removed": removed, "bytes": 0}
+            return {"removed": removed, "bytes": 0, "compacted": 0, "fragments": []}
         with self.lock():
+            made = self._compact(target_rows) if compact else []
             listed = set(Manifest.load(self.path).fragments())
             for p in sorted(self.path.rglob("*")):
                 if not p.is_file() or p.name == LOCK_NAME:
@@ -353,16 +445,90 @@ class Store:
                     continue
                 with contextlib.suppress(OSError):
                     d.rmdir()  # only empty ones
-        if removed:
-            log.info("store vacuum: removed %d files (%d bytes)", len(removed), freed)
-        return {"removed": removed, "bytes": freed}
+        if removed or made:
+            log.info("store vacuum: %d compacted fragments; removed %d files (%d bytes)", len(made), len(removed), freed)
+        return {"removed": removed, "bytes": freed, "compacted": sum(n for _, n in made),
+                "fragments": [rel for rel, _ in made]}
+
+    def _compact(self, target_rows: int, min_builds: int = 2) -> list[tuple[str, int]]:
+        """Merge runs of at least ``min_builds`` consecutive single-build fragments of a job into
+        files of about ``target_rows`` rows, in row groups of whole builds; return (new fragment,
+        builds in it).
+
+        Crash-safe like every write: the new files are placed first (unlisted: a kill leaves
+        orphans that the vacuum removes), then the manifest names them in one atomic replace,
+        then the old files go. The rows and their order are unchanged.
+        """
+        manifest = self._manifest().copy()
+        runs: list[list[tuple[str, int]]] = []
+        current: list[tuple[str, int]] = []
+        rows = 0
+        for key in sorted(manifest.builds):
+            e = manifest.builds[key]
+            single = "row_group" not in e and int(e.get("rows", 0)) > 0
+            if current and (not single or key[0] != current[-1][0] or rows + int(e["rows"]) > target_rows):
+                runs.append(current)
+                current, rows = [], 0
+            if single:
+                current.append(key)
+                rows += int(e["rows"])
+        runs.append(current)
+        made: list[tuple[str, int]] = []
+        old: list[str] = []
+        for run in (r for r in runs if len(r) >= max(2, min_builds)):
+            job = run[0][0]
+            rel = (f"{SAMPLES_DIR}/job={quote(job, safe='')}/c{run[0][1]}-{run[-1][1]}-"
+                   f"{uuid.uuid4().hex[:6]}.parquet")
+            sources = [manifest.builds[k]["fragment"] for k in run]
+            places: list[tuple[int, int]] = []
+            write_atomic(self.path / rel, lambda p, sources=sources, places=places:
+                         places.extend(self._write_compacted(p, sources)), step="fragment-temp")
+            for k, (group, offset) in zip(run, places):
+                manifest.builds[k] = dict(manifest.builds[k], fragment=rel, row_group=group, offset=offset)
+            old.extend(sources)
+            made.append((rel, len(run)))
+        if not made:
+            return made
+        crash_point("fragments-placed")
+        self._save(manifest)
+        for rel in old:
+            self._unlink_fragment(rel)
+        return made
+
+    def _write_compacted(self, target: Path, sources: list[str]) -> list[tuple[int, int]]:
+        """One Parquet file of the ``sources`` fragments, in order, in row groups of about
+        GROUP_ROWS rows (whole fragments); return each source's (row group, row offset)."""
+        places: list[tuple[int, int]] = []
+        pending: list[pa.Table] = []
+        rows = 0
+        group = 0
+        with pq.ParquetWriter(target, SAMPLES_SCHEMA, compression="zstd") as writer:
+            def flush() -> None:
+                nonlocal pending, rows, group
+                if pending:
+                    t = pa.concat_tables(pending)
+                    writer.write_table(t, row_group_size=max(1, t.num_rows))
+                    pending, rows, group = [], 0, group + 1
+
+            for rel in sources:
+                try:
+                    t = pq.read_table(self.path / rel, schema=SAMPLES_SCHEMA)
+                except (OSError, pa.ArrowInvalid) as exc:
+                    raise StoreError(f"{self.path / rel}: cannot read a listed fragment ({exc})") from None
+                if pending and rows + t.num_rows > GROUP_ROWS:
+                    flush()
+                places.append((group, rows))
+                pending.append(t)
+                rows += t.num_rows
+            flush()
+        return places
 
     def export(self, path: str | os.PathLike[str], jobs: Iterable[str] | None = None) -> Path:
         """Write all (or ``jobs``') samples to ``path``: .parquet (Arrow types) or .csv (trials/tags as JSON lists)."""
         path = Path(path)
         suffix = path.suffix.lower()
         if suffix == ".parquet":
-            table = self._read(None if jobs is None else list(jobs), None)
+            table = self.table(jobs)
             write_atomic(path, lambda p: pq.write_table(table, p, compression="zstd"))
         elif suffix == ".csv":
             df = self.samples(jobs)
@@ -386,5 +552,7 @@ class Store:
             staged.unlink(missing_ok=True)
 
     def _unlink_fragment(self, rel: str, keep: str | None = None) -> None:
-        if rel != keep:
+        """Delete a fragment the (just saved) manifest no longer lists; a compacted one still
+        holding other builds stays."""
+        if rel != keep and self._manifest().references(rel) == 0:
             (self.path / rel).unlink(missing_ok=True)

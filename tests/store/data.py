@@ -66,7 +66,8 @@ def main(argv: list[str]) -> int:
     """The crash tests' writer, run in a subprocess.
 
     ``python -m tests.store.data insert STORE JOB BUILD SHA SCALE``: insert one build;
-    ``python -m tests.store.data commit STORE FILE...``: parse files named JOB--BUILD.txt and commit them.
+    ``python -m tests.store.data commit STORE FILE...``: parse files named JOB--BUILD.txt and commit them;
+    ``python -m tests.store.data vacuum STORE``: compact and vacuum.
     """
     from pal.model import BuildFile
     from pal.store import Store
@@ -77,6 +78,9 @@ def main(argv: list[str]) -> int:
     if mode == "insert":
         job, build, sha, scale = rest
         print(store.insert(make_samples(job, int(build), float(scale)), make_meta(job, int(build)), sha))
+        return 0
+    if mode == "vacuum":
+        print(store.vacuum(target_rows=int(rest[0]) if rest else 500_000)["compacted"])
         return 0
     frags = []
     for f in rest:

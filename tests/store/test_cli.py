@@ -29,7 +29,7 @@ def test_store_commands(tmp_path, capsys):
 
     assert main(["store", "info", "--spec", str(spec)]) == 0
     info = json.loads(capsys.readouterr().out)
-    assert (info["jobs"], info["builds"], info["rows"], info["schema_version"]) == (1, 1, 3, 1)
+    assert (info["jobs"], info["builds"], info["rows"], info["schema_version"]) == (1, 1, 3, 2)
 
     assert main(["store", "vacuum", "--spec", str(spec)]) == 0
     assert json.loads(capsys.readouterr().out)["removed"] == [".manifest.json.tmp-9-x"]

@@ -132,7 +132,7 @@ def test_empty_store(tmp_path):
     store = Store(tmp_path / "new")
     assert store.samples().empty and list(store.samples().columns) == list(SAMPLE_COLUMNS)
     assert store.builds().empty
-    assert store.info() == {"path": str(tmp_path / "new"), "schema_version": 1, "jobs": 0, "builds": 0,
+    assert store.info() == {"path": str(tmp_path / "new"), "schema_version": 2, "jobs": 0, "builds": 0,
                             "rows": 0, "size_bytes": 0, "per_job": {}}
     assert store.load_state("x") == {} and store.load_alerts() == []
 
@@ -152,7 +152,7 @@ def test_schema_version_mismatch(store):
     data = json.loads(manifest.read_text())
     data["schema_version"] = 99
     manifest.write_text(json.dumps(data))
-    with pytest.raises(StoreError, match=r"manifest.json: store schema version 99 .*\(1\)"):
+    with pytest.raises(StoreError, match=r"manifest.json: store schema version 99 .*\(1, 2\)"):
         Store(store.path)
 
 
@@ -186,7 +186,7 @@ def test_info_vacuum_and_export(store, tmp_path):
     store.insert(make_samples(JOB, 1), make_meta(JOB, 1), SHA_A)
     store.insert(make_samples(JOB2, 2), make_meta(JOB2, 2), SHA_B)
     info = store.info()
-    assert (info["jobs"], info["builds"], info["rows"], info["schema_version"]) == (2, 2, 6, 1)
+    assert (info["jobs"], info["builds"], info["rows"], info["schema_version"]) == (2, 2, 6, 2)
     assert info["per_job"][JOB] == {"builds": 1, "rows": 3, "first_build": 1, "last_build": 1}
     assert info["size_bytes"] == sum(p.stat().st_size for p in store.path.rglob("*") if p.is_file())
     # leftovers of killed runs: a temp file, an unlisted fragment, a staged file

@@ -1,0 +1,76 @@
+"""Series exports written job by job (``SeriesExports``): the files equal the whole frame's, and a
+job whose rows did not change is not formatted again."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from pal.alerts.export import PARTS_DIR, SeriesExports, csv_bytes, series_frame
+from tests.alerts.factory import ALT, ICX, builds_for, make_result
+
+SPR = "csit-vpp-perf-mrr-daily-master-2n-spr"
+
+
+def history(last: float = 6.5, extra: int = 0) -> list:
+    """Three jobs; ``last`` is the newest value of ALT's first series, ``extra`` runs more on ICX."""
+    return [
+        make_result([5.0, 6.0, math.nan, last], (1,), job=ALT, name="b", first_build=1),
+        make_result([1.0, 1.0, 2.0], job=ALT, name="a", first_build=1),
+        make_result([3.0] * (4 + extra), (), job=ICX, name="d", first_build=10, test_set="=x"),
+        make_result([7.0, 7.5, 9.0], (2,), job=SPR, name="c", first_build=5),
+    ]
+
+
+def write_all(root, results):
+    builds = builds_for(results)
+    ex = SeriesExports(root / "exports", results, builds)
+    for fmt in ("csv", "parquet"):
+        ex.write(fmt, root / "exports" / f"series.{fmt}")
+    return ex, builds
+
+
+def test_files_equal_the_whole_frame(tmp_path):
+    results = history()
+    ex, builds = write_all(tmp_path, results)
+    whole = series_frame(results, builds)
+    assert (tmp_path / "exports" / "series.csv").read_bytes() == csv_bytes(whole)
+    back = pd.read_parquet(tmp_path / "exports" / "series.parquet")
+    pd.testing.assert_frame_equal(back, whole)
+    assert sorted(ex.formatted) == sorted([ALT, ICX, SPR] * 2)
+    # a text cell starting with "=" is neutralised in the CSV, kept raw in Parquet
+    assert b",'=x," in (tmp_path / "exports" / "series.csv").read_bytes()
+    assert "=x" in back["test_set"].tolist()
+
+
+def test_unchanged_jobs_are_reused_and_the_result_equals_a_fresh_write(tmp_path):
+    write_all(tmp_path / "inc", history())
+    changed = history(last=8.0, extra=1)  # ALT and ICX change, SPR does not
+    ex, _ = write_all(tmp_path / "inc", changed)
+    assert sorted(set(ex.formatted)) == sorted([ALT, ICX])
+    fresh, _ = write_all(tmp_path / "fresh", changed)
+    assert sorted(set(fresh.formatted)) == sorted([ALT, ICX, SPR])
+    for name in ("series.csv", "series.parquet"):
+        assert (tmp_path / "inc" / "exports" / name).read_bytes() == (tmp_path / "fresh" / "exports" / name).read_bytes()
+    # the parts of the old ALT and ICX rows are gone: one part per job and format is left
+    assert len(list((tmp_path / "inc" / "exports" / PARTS_DIR).iterdir())) == 6
+
+
+def test_no_results_give_a_header_only_csv_and_an_empty_parquet(tmp_path):
+    ex = SeriesExports(tmp_path / "exports", [], None)
+    ex.write("csv", tmp_path / "exports" / "series.csv")
+    ex.write("parquet", tmp_path / "exports" / "series.parquet")
+    assert (tmp_path / "exports" / "series.csv").read_bytes() == csv_bytes(series_frame([], None))
+    assert len(pd.read_parquet(tmp_path / "exports" / "series.parquet")) == 0
+
+
+def test_a_changed_build_fact_changes_the_part(tmp_path):
+    results = history()
+    builds = builds_for(results)
+    SeriesExports(tmp_path / "exports", results, builds).write("csv", tmp_path / "exports" / "series.csv")
+    builds.loc[builds["job"] == SPR, "testbed"] = "moved"
+    ex = SeriesExports(tmp_path / "exports", results, builds)
+    ex.write("csv", tmp_path / "exports" / "series.csv")
+    assert ex.formatted == [SPR]
+    assert (tmp_path / "exports" / "series.csv").read_bytes() == csv_bytes(series_frame(results, builds))
