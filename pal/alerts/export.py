@@ -309,7 +309,7 @@ def job_digest(results: list[SeriesResult], builds: pd.DataFrame | None, version
     for r in sorted(results, key=lambda r: (r.key.test_id, r.key.metric)):
         head = [r.key.job, r.key.test_id, r.key.metric, r.test_set,
                 [r.attrs.get(k) for k in ("topo_arch", "nic", "frame_size", "cores")],
-                [(g.start, g.end, g.label) for g in r.groups], [(a.index, a.kind) for a in r.anomalies],
+                [(g.start, g.end, g.label) for g in r.groups], [(a.index, a.kind) for a in r.changes],
                 len(r.values)]
         h.update(json.dumps(head, default=str).encode())
         h.update(np.asarray(r.builds, dtype=np.int64).tobytes())
