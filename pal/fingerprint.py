@@ -30,7 +30,7 @@ from typing import Any
 import pal
 from pal.report import Problem, RunReport
 from pal.spec import Spec
-from pal.store.atomic import write_text_atomic
+from pal.atomic import write_text_atomic
 
 RECORD_NAME = ".pal-run.json"
 #: files under the output dir that record the run itself, not its results: rewritten every run

@@ -19,7 +19,7 @@ from typing import Any
 
 from pal.analysis.series import analyse_all, single_testbed_jobs, split_series
 from pal.fingerprint import RunRecord, apply_delta, report_delta, run_fingerprint, save_record, unchanged_run
-from pal.store.atomic import write_text_atomic
+from pal.atomic import write_text_atomic
 from pal.model import BuildFile, SeriesResult
 from pal.progress import Steps
 from pal.report import RunReport

@@ -35,7 +35,7 @@ import pyarrow.parquet as pq
 
 from pal import csvtext
 from pal.model import SeriesResult
-from pal.store.atomic import write_atomic
+from pal.atomic import write_atomic
 
 EXPORT_COLUMNS = ["job", "test_id", "metric", "test_set", "topo_arch", "nic", "frame_size", "cores", "build",
                   "build_time", "testbed", "dut_version", "value", "stdev", "trend", "group", "group_label", "label"]

@@ -16,7 +16,7 @@ from typing import Callable
 import pandas as pd
 
 from pal.alerts import export, json_out, junit, text
-from pal.alerts.atomic import write_bytes, write_text
+from pal.atomic import write_bytes_atomic, write_text_atomic
 from pal.alerts.build import BuildFacts, group_alerts
 from pal.alerts.links import Links
 from pal.alerts.model import Alert
@@ -57,9 +57,9 @@ def write_alert_outputs(out_dir: Path, alerts: list[Alert], results: list[Series
         try:
             data = make()
             if isinstance(data, str):
-                write_text(target, data)
+                write_text_atomic(target, data)
             elif data is not None:
-                write_bytes(target, data)
+                write_bytes_atomic(target, data)
             paths[name] = target
         except (OSError, ValueError) as exc:
             report.add("alerts", str(target), f"could not write {name}: {exc}")

@@ -28,7 +28,6 @@ import multiprocessing
 import os
 import shutil
 import signal
-import tempfile
 import threading
 from dataclasses import dataclass
 from concurrent.futures import ProcessPoolExecutor
@@ -40,6 +39,7 @@ import numpy as np
 import pandas as pd
 
 from pal import __version__ as pal_version
+from pal.atomic import swap_dirs
 from pal.model import AlertView, SeriesKey, SeriesResult
 from pal.render import dashboard, graphs, stats, svg
 from pal.render.buildinfo import BuildIndex
@@ -110,7 +110,7 @@ def render_site(
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    old = swap_dirs(tmp, target)
+    old = swap_dirs(tmp, target, OLD_PREFIX)
     remove_in_background([*stale, old] if old else stale)
     return target / "index.html"
 
@@ -524,25 +524,6 @@ def _data_until(results: list[SeriesResult], builds: pd.DataFrame, generated_at:
     return max(stamps).strftime("%Y-%m-%d %H:%M UTC") if stamps else ""
 
 
-_RENAME_EXCHANGE = 2
-_AT_FDCWD = -100
-
-
-def swap_dirs(new: Path, target: Path) -> Path | None:
-    """Put ``new`` at ``target``; the old site stays until the new one is complete.
-
-    Linux: one atomic renameat2(RENAME_EXCHANGE), so readers never see a missing site.
-    Elsewhere: two renames (a moment without ``target``). Returns the directory that now holds
-    the old site, renamed to a unique ``.site-old-*`` beside ``target``, for the caller to delete.
-    """
-    old = Path(tempfile.mkdtemp(prefix=OLD_PREFIX, dir=target.parent))
-    if target.exists() and _exchange(new, target):
-        os.rename(new, old / "site")  # ``new`` now holds the old site
-        return old
-    if target.exists():
-        os.rename(target, old / "site")
-    os.rename(new, target)
-    return old
 
 
 def _abandoned(out_dir: Path) -> list[Path]:
@@ -588,16 +569,3 @@ def wait_for_cleanup(timeout: float | None = None) -> None:
 def _remove_all(paths: list[Path]) -> None:
     for p in paths:
         shutil.rmtree(p, ignore_errors=True)
-
-
-def _exchange(a: Path, b: Path) -> bool:
-    name = ctypes.util.find_library("c")
-    if not name:
-        return False
-    try:
-        libc = ctypes.CDLL(name, use_errno=True)
-        fn = libc.renameat2
-    except (OSError, AttributeError):
-        return False
-    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
-    return fn(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0

@@ -16,10 +16,11 @@ from __future__ import annotations
 import json
 import logging
 import os
-import tempfile
 import threading
 from dataclasses import asdict, dataclass
 from pathlib import Path
+
+from pal.atomic import write_text_atomic
 
 log = logging.getLogger("pal")
 
@@ -42,15 +43,7 @@ class CacheEntry:
 
 
 def _atomic_write_json(path: Path, data: object) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, indent=1, sort_keys=True)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_text_atomic(path, json.dumps(data, indent=1, sort_keys=True))
 
 
 def _read_json(path: Path) -> dict:

@@ -28,7 +28,7 @@ import pandas as pd
 
 from pal.errors import StoreError
 from pal.model import BUILD_COLUMNS, BuildMeta
-from pal.store.atomic import crash_point, write_text_atomic
+from pal.atomic import crash_point, write_text_atomic
 from pal.store.schema import READABLE_VERSIONS, SCHEMA_VERSION, json_safe
 
 MANIFEST_NAME = "manifest.json"

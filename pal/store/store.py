@@ -40,7 +40,7 @@ import pyarrow.parquet as pq
 
 from pal.errors import StoreError
 from pal.model import SAMPLE_COLUMNS, BuildMeta
-from pal.store.atomic import crash_point, is_temp, write_atomic, write_text_atomic
+from pal.atomic import crash_point, is_temp, write_atomic, write_text_atomic
 from pal.store.lock import LOCK_NAME, StoreLock
 from pal.store.manifest import MANIFEST_NAME, Manifest, builds_frame, entry_of
 from pal.store.schema import (

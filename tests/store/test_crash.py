@@ -1,6 +1,6 @@
 """Crash safety: a writer killed between any two write steps leaves the previous state readable,
 and a clean rerun succeeds. The writer runs in a subprocess with PAL_STORE_CRASH_AT=<step>, which
-ends it with os._exit(137) at that step (pal.store.atomic.crash_point)."""
+ends it with os._exit(137) at that step (pal.atomic.crash_point)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from pal.store import Store
-from pal.store.atomic import CRASH_ENV
+from pal.atomic import CRASH_ENV
 from tests.store.data import make_meta, make_samples
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

@@ -1,7 +1,10 @@
-"""Atomic file writes (temp file in the same directory, then ``os.replace``) and the crash hook.
+"""Atomic writes for every stage: files (temp file in the same directory, fsync, ``os.replace``),
+directory swaps, and the crash hook of the store's kill tests.
 
 A reader sees either the old file or the new one, never a half-written one; a killed
-writer leaves only a ``.tmp-`` file behind, which ``Store.vacuum`` removes.
+writer leaves only a ``.tmp-`` file behind, which ``Store.vacuum`` removes. The store, the
+alerts, the render stage (whole-site swap), the run report and the fingerprint all write
+through this module.
 
 Crash hook (for tests only): when the environment variable ``PAL_STORE_CRASH_AT`` names a
 step passed to :func:`crash_point`, the process ends at once with ``os._exit(137)`` (the
@@ -14,7 +17,10 @@ fragments not yet deleted).
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import os
+import tempfile
 import uuid
 from pathlib import Path
 from typing import Callable
@@ -77,3 +83,45 @@ def _fsync_dir(path: Path) -> None:
         pass
     finally:
         os.close(fd)
+
+
+def write_bytes_atomic(target: Path, data: bytes) -> Path:
+    """``data`` to ``target``, atomically; returns ``target``."""
+    write_atomic(target, lambda p: p.write_bytes(data))
+    return target
+
+
+# ---------------------------------------------------------------------------- directories
+
+_AT_FDCWD = -100
+_RENAME_EXCHANGE = 2
+
+
+def swap_dirs(new: Path, target: Path, old_prefix: str) -> Path:
+    """Put the complete directory ``new`` at ``target``; the old one stays until then.
+
+    Linux: one atomic renameat2(RENAME_EXCHANGE), so readers never see a missing ``target``.
+    Elsewhere: two renames (a moment without ``target``). Returns a unique ``<old_prefix>*``
+    directory beside ``target`` holding the old one (as ``<target name>``), for the caller to delete.
+    """
+    old = Path(tempfile.mkdtemp(prefix=old_prefix, dir=target.parent))
+    if target.exists() and _exchange(new, target):
+        os.rename(new, old / target.name)  # ``new`` now holds the old directory
+        return old
+    if target.exists():
+        os.rename(target, old / target.name)
+    os.rename(new, target)
+    return old
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    name = ctypes.util.find_library("c")
+    if not name:
+        return False
+    try:
+        libc = ctypes.CDLL(name, use_errno=True)
+        fn = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    return fn(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0
