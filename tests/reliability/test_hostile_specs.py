@@ -47,6 +47,7 @@ def test_hostile_spec_gives_one_line_error(tmp_path, capsys, what):
     text, expected = CASES[what]
     path = tmp_path / "spec.yaml"
     path.write_bytes(text if isinstance(text, bytes) else text.encode("utf-8"))
+    (tmp_path / "data").mkdir()  # the spec's local source: validate checks it exists
     rc = cli.main(["validate", str(path)])
     cap = capsys.readouterr()
     assert rc == 1 and cap.out == "", (rc, cap.out[:300])

@@ -1,0 +1,250 @@
+"""A year of CSIT history on one machine and on a Dask cluster of separate processes, same outputs.
+
+    python -m benchmarks.bench_year [--jobs 12] [--builds 365] [--tests 3000] [--workers 2]
+                                    [--worker-memory 1GB] [--data /tmp/pal-bench-year] [--keep]
+
+History: ``pal.demo.generate`` with ``--jobs`` daily MRR jobs on distinct topo-archs, ``--builds``
+builds each and ``--tests`` tests per job (the defaults are the issue's year: 12 x 365 x 3,000,
+about 13 M samples; generating and parsing them takes hours on two cores, so the figures in
+docs/scaling.md are from a reduced run, with the command that made them). Cached under --data.
+
+Runs, each ``pal run`` in a fresh process, in their own working directories holding the same
+relative spec (``outputs.dir: out``, ``store.path: store``), so their outputs can be compared
+byte for byte:
+
+* single machine: ``--executor local --workers W`` (a process pool), cold, then incremental
+  (the newest build of every job hidden for the cold run and revealed for the second);
+* cluster: a ``dask scheduler`` and W ``dask worker`` processes (``--nworkers 1 --nthreads 1
+  --memory-limit <--worker-memory>``) started here as separate OS processes, then
+  ``pal run --executor dask --scheduler tcp://...`` for the same two runs.
+
+Printed: wall time and peak memory (PSS summed over the ``pal run`` process tree; for the
+cluster also each worker's peak RSS against the per-worker goal), the cluster/single ratio, and
+whether every output file (site, alerts, exports; not the run records, store or cache) is
+identical. Exit 1 when the outputs differ.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import psutil
+
+from benchmarks.bench_pipeline import RUN_RECORDS, TreeRss, hide, reveal
+from pal.demo import generate
+
+SEED = 1
+ARCHS = ("2n-icx", "3n-icx", "2n-spr", "3n-spr", "2n-zn2", "2n-clx", "3n-alt", "3na-spr", "3nb-spr", "2n-grc",
+         "3n-snr", "2n-emr", "3n-tsh", "2n-tx2")
+
+SPEC = """\
+name: bench-year
+jobs:
+{jobs}
+sources:
+  - {{name: year-dir, type: local, path: "{history}"}}
+rename-file: "{history}/renames.yaml"
+test-sets:
+  - name: mrr
+    select: {{tags: "MRR"}}
+    metrics: [mrr]
+outputs: {{dir: out, exports: [csv, parquet]}}
+store: {{path: store, workers: {workers}}}
+alerts: {{fail-on: never}}
+"""
+
+
+def job_names(n: int) -> list[str]:
+    if n > len(ARCHS):
+        raise SystemExit(f"--jobs at most {len(ARCHS)}")
+    return [f"csit-vpp-perf-mrr-daily-master-{a}" for a in ARCHS[:n]]
+
+
+def prepare(data: Path, jobs: list[str], builds: int, tests: int) -> tuple[Path, Path]:
+    history, hidden = data / "history", data / "hidden"
+    params = {"jobs": jobs, "builds": builds, "tests": tests, "seed": SEED}
+    marker = data / "params.json"
+    if marker.exists() and json.loads(marker.read_text()) == params and (history / "truth.json").exists():
+        reveal(history, hidden)
+        return history, hidden
+    if data.exists():
+        shutil.rmtree(data)
+    data.mkdir(parents=True)
+    t0 = time.perf_counter()
+    print(f"generating {len(jobs)} jobs x {builds} builds x {tests} tests in {history} ...", flush=True)
+    generate(history, seed=SEED, jobs=jobs, builds=builds, tests=tests)
+    marker.write_text(json.dumps(params))
+    print(f"generated in {time.perf_counter() - t0:.0f} s", flush=True)
+    return history, hidden
+
+
+class WorkerPeaks:
+    """Peak RSS of each process in ``pids``, sampled every 100 ms until stopped."""
+
+    def __init__(self, pids: list[int]):
+        self.peaks = {pid: 0 for pid in pids}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        procs = {pid: psutil.Process(pid) for pid in self.peaks}
+        while not self._stop.is_set():
+            for pid, p in procs.items():
+                try:
+                    rss = p.memory_info().rss + sum(c.memory_info().rss for c in p.children(recursive=True))
+                    self.peaks[pid] = max(self.peaks[pid], rss)
+                except psutil.NoSuchProcess:
+                    pass
+            self._stop.wait(0.1)
+
+    def stop(self) -> dict[int, int]:
+        self._stop.set()
+        self._thread.join()
+        return self.peaks
+
+
+def run_pal(work: Path, extra: list[str], log: Path) -> dict:
+    cmd = [sys.executable, "-m", "pal", "run", "--spec", str(work / "spec.yaml"), *extra]
+    t0 = time.perf_counter()
+    with open(log, "w") as err:
+        proc = subprocess.Popen(cmd, cwd=work, stdout=subprocess.DEVNULL, stderr=err)
+        sampler = TreeRss(proc.pid)
+        code = proc.wait()
+        wall = time.perf_counter() - t0
+        tree = sampler.stop()
+    if code not in (0, 2):
+        print(log.read_text()[-3000:], file=sys.stderr)
+        raise SystemExit(f"pal run failed with exit code {code} (log: {log})")
+    return {"wall": wall, "mb": tree / 1e6}
+
+
+def outputs(out: Path) -> dict[str, bytes]:
+    found = {}
+    for p in sorted(out.rglob("*")):
+        rel = p.relative_to(out).as_posix()
+        if p.is_file() and not rel.startswith(("cache/", ".site-")) and rel not in RUN_RECORDS:
+            found[rel] = p.read_bytes()
+    return found
+
+
+class Cluster:
+    """``dask scheduler`` and ``workers`` x ``dask worker`` as separate processes."""
+
+    def __init__(self, where: Path, workers: int, memory: str):
+        self.where, self.procs = where, []
+        dask = str(Path(sys.executable).with_name("dask"))
+        sched_file = where / "scheduler.json"
+        self.procs.append(subprocess.Popen(
+            [dask, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard", "--scheduler-file",
+             str(sched_file)], stdout=subprocess.DEVNULL, stderr=open(where / "scheduler.log", "w")))
+        deadline = time.time() + 60
+        while not sched_file.exists() and time.time() < deadline:
+            time.sleep(0.2)
+        self.address = json.loads(sched_file.read_text())["address"]
+        for i in range(workers):
+            self.procs.append(subprocess.Popen(
+                [dask, "worker", "--scheduler-file", str(sched_file), "--nworkers", "1", "--nthreads", "1",
+                 "--memory-limit", memory, "--no-dashboard", "--name", f"w{i}"],
+                stdout=subprocess.DEVNULL, stderr=open(where / f"worker-{i}.log", "w")))
+        from distributed import Client
+
+        with Client(self.address, timeout=60) as client:
+            client.wait_for_workers(workers, timeout=120)
+        self.workers = [p.pid for p in self.procs[1:]]
+
+    def close(self) -> None:
+        for p in reversed(self.procs):
+            p.terminate()
+        for p in self.procs:
+            try:
+                p.wait(20)
+            except subprocess.TimeoutExpired:
+                p.kill()
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--jobs", type=int, default=12)
+    ap.add_argument("--builds", type=int, default=365)
+    ap.add_argument("--tests", type=int, default=3000)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--worker-memory", default="1GB", help="each Dask worker's memory limit (the goal)")
+    ap.add_argument("--data", type=Path, default=Path("/tmp/pal-bench-year"))
+    ap.add_argument("--keep", action="store_true", help="keep the working directories")
+    args = ap.parse_args(argv)
+
+    jobs = job_names(args.jobs)
+    history, hidden = prepare(args.data, jobs, args.builds, args.tests)
+    runs = args.data / "runs"
+    shutil.rmtree(runs, ignore_errors=True)
+    spec = SPEC.format(jobs="\n".join(f"  - {{name: {j}}}" for j in jobs), history=history, workers=args.workers)
+    works = {}
+    for name in ("single", "cluster"):
+        works[name] = runs / name
+        works[name].mkdir(parents=True)
+        (works[name] / "spec.yaml").write_text(spec)
+
+    samples = args.jobs * args.builds * args.tests
+    print(f"{args.jobs} jobs x {args.builds} builds x {args.tests} tests (about {samples / 1e6:.1f} M samples), "
+          f"{args.workers} workers", flush=True)
+    results: dict[str, dict] = {}
+    peaks: dict[int, int] = {}
+    for name in ("single", "cluster"):
+        work = works[name]
+        hide(history, hidden)
+        cluster = None
+        try:
+            if name == "cluster":
+                cluster = Cluster(work, args.workers, args.worker_memory)
+                extra = ["--executor", "dask", "--scheduler", cluster.address, "--workers", str(args.workers)]
+                watch = WorkerPeaks(cluster.workers)
+            else:
+                extra = ["--executor", "local", "--workers", str(args.workers)]
+            results[f"{name} cold"] = run_pal(work, extra, work / "cold.log")
+            reveal(history, hidden)
+            results[f"{name} incremental"] = run_pal(work, extra, work / "incremental.log")
+            if cluster is not None:
+                peaks = watch.stop()
+        finally:
+            reveal(history, hidden)
+            if cluster is not None:
+                cluster.close()
+
+    same = outputs(works["single"] / "out") == outputs(works["cluster"] / "out")
+    goal_mb = _bytes(args.worker_memory) / 1e6
+    print(f"\n| run | single machine | Dask cluster ({args.workers} worker processes) | cluster / single |")
+    print("|---|---:|---:|---:|")
+    for what in ("cold", "incremental"):
+        s, c = results[f"single {what}"], results[f"cluster {what}"]
+        print(f"| {what} | {s['wall']:.1f} s, {s['mb']:.0f} MB | {c['wall']:.1f} s, {c['mb']:.0f} MB "
+              f"(client tree) | {c['wall'] / s['wall']:.2f} |")
+    worst = max(peaks.values(), default=0) / 1e6
+    print(f"\nper-worker peak RSS: {', '.join(f'{v / 1e6:.0f} MB' for v in peaks.values())} "
+          f"(goal <= {goal_mb:.0f} MB: {'met' if worst <= goal_mb else 'NOT met'})")
+    print(f"outputs identical (every file under out/ but the run records and cache): {same}")
+    if not args.keep:
+        shutil.rmtree(runs, ignore_errors=True)
+    return 0 if same else 1
+
+
+def _bytes(text: str) -> float:
+    units = {"KB": 1e3, "MB": 1e6, "GB": 1e9, "KIB": 1024, "MIB": 1024 ** 2, "GIB": 1024 ** 3}
+    t = text.strip().upper()
+    for u, f in sorted(units.items(), key=lambda kv: -len(kv[0])):
+        if t.endswith(u):
+            return float(t[: -len(u)]) * f
+    return float(t)
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONHASHSEED", "0")
+    raise SystemExit(main())
