@@ -223,8 +223,8 @@ def shift_changes(values: np.ndarray, changes: list[Change], direction: int = 1,
     ``min_runs`` valid runs, exceeds ``shift_z``, and for a window of 3-10 runs that differs
     from the rest of the level by more than ``excursion_z`` (an excursion that reverted: two
     changes). sigma is ``run_noise`` of the whole series. A shift into the series' last level
-    needs ``SHIFT_TAIL_FACTOR``·``min_runs`` runs after it (a daily job sees the tail grow; a
-    short tail is where noise most often looks like a shift). A shift is reported when its new
+    is pending until it has ``SHIFT_TAIL_FACTOR``·``min_runs`` runs after it (a daily job sees
+    the tail grow; a short tail is where noise most often looks like a shift). A shift is reported when its new
     level has held ``min_runs`` runs (``reported_at``; later when the tail rule applies).
     """
     x = np.asarray(values, dtype=np.float64)
@@ -239,7 +239,10 @@ def shift_changes(values: np.ndarray, changes: list[Change], direction: int = 1,
     while stack:
         a, b = stack.pop()
         seg = v[a:b]
-        z_s, k = _best_shift(seg, sigma, min_runs, min_runs * (SHIFT_TAIL_FACTOR if b == len(v) else 1))
+        z_s, k = _best_shift(seg, sigma, min_runs, min_runs)
+        if z_s > shift_z and b == len(v) and b - (a + k) < SHIFT_TAIL_FACTOR * min_runs:
+            stack.append((a, a + k))  # the tail's shift is pending; look before it
+            continue
         z_e, e0, e1 = _best_excursion(seg, sigma, EXCURSION_RUNS)
         if z_e > excursion_z and z_e / excursion_z >= z_s / shift_z:
             found += [(a + e0, z_e, "excursion"), (a + e1, z_e, "excursion")]
