@@ -122,6 +122,28 @@ def measure(seeds: Sequence[int], online: bool, peers: bool, small: bool, data: 
     return out
 
 
+def tcpd_table(root: str, peers: bool, margin: int = 5) -> str:
+    """Mean TCPD F1 (margin ``margin``) of every detector's raw and run path, the peers and no-change."""
+    from pal.evaluation.datasets import LabelledSeries
+    from pal.evaluation.tcpd import read_tcpd, score
+
+    series = read_tcpd(root)
+    cands = default_candidates()
+    if peers:
+        cands += peer_candidates(1)[0]
+    rows = [("no change (zero)", score(series, lambda s: [], margin))]
+    for c in cands:
+        rows.append((c.name, score(series, lambda s, c=c: [d.index for d in c.find(LabelledSeries(s.name, s.values, ()))],
+                                   margin)))
+    lines = [f"TCPD ({root}): {len(series)} univariate series, F1 with margin {margin} (the paper's measure)", "",
+             "| candidate | mean F1 | series where it beats no-change |", "|---|---:|---:|"]
+    zero = rows[0][1]
+    for name, per in rows:
+        wins = sum(per[k] > zero[k] for k in per)
+        lines.append(f"| {name} | {statistics.mean(per.values()):.3f} | {wins} |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", choices=["honest", "csit-like"], default="honest")
@@ -132,6 +154,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-peers", dest="peers", action="store_false",
                     help="skip the peers (bench extra; minutes per seed on long series)")
     ap.add_argument("--small", action="store_true", help="a tenth of the series (a quick look)")
+    ap.add_argument("--tcpd", metavar="DIR", help="a TCPD checkout (annotations.json, datasets/): score it too")
     ap.add_argument("--from-json", nargs="+", default=[], metavar="FILE",
                     help="summarise saved `pal evaluate --format json` outputs (one file per seed) instead")
     args = ap.parse_args(argv)
@@ -143,6 +166,9 @@ def main(argv: list[str] | None = None) -> int:
         print()
         print(goals(runs, online))
         return 0
+    if args.tcpd:
+        print(tcpd_table(args.tcpd, args.peers))
+        print()
     seeds = [s for s in args.seeds if s != args.tune_seed]
     offline = measure(seeds, False, args.peers, args.small, args.data)
     print(summary(offline, f"{args.data}, offline, seeds {' '.join(map(str, seeds))}"))
