@@ -157,11 +157,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tcpd", metavar="DIR", help="a TCPD checkout (annotations.json, datasets/): score it too")
     ap.add_argument("--from-json", nargs="+", default=[], metavar="FILE",
                     help="summarise saved `pal evaluate --format json` outputs (one file per seed) instead")
+    ap.add_argument("--replayed", action="store_true", help="with --from-json: the files are --online outputs")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     if args.from_json:
         runs: list[Any] = [json.load(open(p, encoding="utf-8")) for p in args.from_json]
-        online = any("online" in p for p in args.from_json)
+        online = args.replayed
         print(summary(runs, ", ".join(args.from_json)))
         print()
         print(goals(runs, online))
