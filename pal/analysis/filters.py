@@ -15,6 +15,14 @@ Graphs keep every change a detector calls; an alert needs more evidence. These f
   more than 4 noise units, and a level that held fewer than ``confirm_runs`` runs and was left
   again, are masked as missing and the series analysed again, so that the boundaries a dip
   made free do not survive as small changes of their own.
+- shifts and excursions (``shift_changes``): inside the detector's levels, z tests find the
+  sustained small shifts and 3-10-run excursions it left (alerts only; graphs keep the
+  detector's levels).
+- sequential confirmation: only runs clearly beyond the old level (``CONFIRM_SIGMA`` noise
+  sd) count towards ``confirm_runs``.
+
+The last three apply with ``confirm_runs`` > 1 only; thresholds are this module's constants,
+tuned on ``pal.evaluation.datasets.honest(seed=1)`` (docs/accuracy.md).
 """
 
 from __future__ import annotations
@@ -301,7 +309,8 @@ def alertable_changes(
 ) -> list[Change]:
     """The changes of one series that alerts are made of, decided once for the run and the harness.
 
-    Steps: transient levels and isolated runs masked and the series analysed again, the
+    Steps: transient levels and isolated runs masked and the series analysed again, shifts
+    and excursions inside its levels added (``shift_changes``), the (sequential)
     confirmation and minimum-change filters, levels re-measured from the last kept level
     (``alert_changes``). A change that brings the series back within the noise of the level
     before the previous change (a fix after a regression) stays an alert of its own, with
