@@ -225,6 +225,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="replay each series run by run as the daily job would and score the alerts it sends")
     sp.add_argument("--margin", type=int, default=3, help="runs a detection may be late or early")
     sp.add_argument("--seed", type=int, default=1, help="seed of the generated data set (without --csv)")
+    sp.add_argument("--data", choices=["csit-like", "honest"], default="csit-like",
+                    help="the generated data set (without --csv): csit-like (easy) or honest (docs/accuracy.md)")
     sp.add_argument("--format", choices=["table", "json"], default="table",
                     help="table: Markdown for people; json: one object per scored configuration")
     return p

@@ -15,6 +15,14 @@ Graphs keep every change a detector calls; an alert needs more evidence. These f
   more than 4 noise units, and a level that held fewer than ``confirm_runs`` runs and was left
   again, are masked as missing and the series analysed again, so that the boundaries a dip
   made free do not survive as small changes of their own.
+- shifts and excursions (``shift_changes``): inside the detector's levels, z tests find the
+  sustained small shifts and 3-10-run excursions it left (alerts only; graphs keep the
+  detector's levels).
+- sequential confirmation: only runs clearly beyond the old level (``CONFIRM_SIGMA`` noise
+  sd) count towards ``confirm_runs``.
+
+The last three apply with ``confirm_runs`` > 1 only; thresholds are this module's constants,
+tuned on ``pal.evaluation.datasets.honest(seed=1)`` (docs/accuracy.md).
 """
 
 from __future__ import annotations
@@ -35,6 +43,8 @@ def filter_changes(
     direction: int = 1,
     min_change_pct: float = 0.0,
     confirm_runs: int = 1,
+    confirm_sigma: float = 0.0,
+    noise: float = math.nan,
 ) -> list[Change]:
     """The changes that pass both filters, re-measured with medians from the last kept level.
 
@@ -42,6 +52,12 @@ def filter_changes(
     start) up to this change, ``after`` the median of the runs from this change up to the next
     candidate; medians, so that a dip inside a level does not move it. The detector's own
     levels stay in the evidence (``detector_before``/``detector_after``).
+
+    Sequential confirmation (``confirm_sigma`` > 0 and a finite ``noise``, the sd of one run):
+    only runs of the new level at least ``confirm_sigma``·``noise`` beyond ``before``, the way
+    the level moved, count towards ``confirm_runs``; the change is reported at the run that
+    completes the count and is pending until then. A spike followed by one ordinary run is
+    not two runs of a new level; a large step is confirmed as fast as before.
     """
     if confirm_runs < 1 or min_change_pct < 0:
         raise ValueError(f"filter_changes: confirm_runs={confirm_runs} (>= 1), min_change_pct={min_change_pct} (>= 0)")
@@ -66,6 +82,12 @@ def filter_changes(
             continue
         pos = int(np.searchsorted(valid, cp.index))
         confirm_at = int(valid[min(pos + confirm_runs - 1, len(valid) - 1)])
+        if confirm_sigma > 0 and noise > 0 and confirm_runs > 1:
+            seg = x[cp.index : max(nxt, cp.index + 1)]
+            beyond = np.flatnonzero((seg - before) * math.copysign(1.0, after - before) >= confirm_sigma * noise)
+            if len(beyond) < confirm_runs:
+                continue  # not (yet) enough runs clearly at the new level
+            confirm_at = max(confirm_at, cp.index + int(beyond[confirm_runs - 1]))
         ev = dict(cp.evidence, detector_before=cp.before, detector_after=cp.after,
                   min_change_pct=min_change_pct, confirm_runs=confirm_runs)
         kept.append(replace(cp, before=before, after=after, before_stdev=before_sd, after_stdev=after_sd,
@@ -137,7 +159,123 @@ def alert_changes(detector: Detector, series: SeriesInput, direction: int = 1, m
             masked |= new
             masked_series = _mask(series, masked)
             changes = detector.detect(masked_series, direction).changes
+        seen = values.copy()
+        seen[sorted(masked)] = np.nan
+        changes = shift_changes(seen, changes, direction, SHIFT_Z, EXCURSION_Z, SHIFT_MIN_RUNS)
+        return filter_changes(values, changes, direction, min_change_pct, confirm_runs, CONFIRM_SIGMA,
+                              run_noise(seen))
     return filter_changes(values, changes, direction, min_change_pct, confirm_runs)
+
+
+#: the shift test (``shift_changes``): thresholds in noise units, tuned on ``honest(seed=1)``
+SHIFT_Z = 4.0  # a sustained shift of the mean inside a level
+EXCURSION_Z = 7.0  # a 3-10-run excursion inside a level that reverts
+CONFIRM_SIGMA = 2.5  # sequential confirmation: a confirming run is this many noise sd beyond the old level
+SHIFT_MIN_RUNS = 8  # valid runs on each side of a sustained shift
+SHIFT_TAIL_FACTOR = 2  # ... times this after a shift into the series' last level
+EXCURSION_RUNS = (3, 10)
+
+
+def run_noise(values: np.ndarray) -> float:
+    """The noise sd of single runs, robust to steps and outliers: MAD of first differences / 0.6745 / √2."""
+    x = np.asarray(values, dtype=np.float64)
+    x = x[~np.isnan(x)]
+    if len(x) < 3:
+        return math.nan
+    d = np.diff(x)
+    return float(np.median(np.abs(d - np.median(d)))) / 0.6745 / math.sqrt(2.0)
+
+
+def _best_shift(x: np.ndarray, sigma: float, min_runs: int, min_after: int) -> tuple[float, int]:
+    """Largest two-sample z of a split of ``x`` and where the 2nd part starts (parts >= min_runs / min_after)."""
+    n = len(x)
+    if n < min_runs + min_after:
+        return 0.0, -1
+    cs = np.cumsum(x)
+    k = np.arange(min_runs, n - min_after + 1)
+    left = cs[k - 1] / k
+    right = (cs[-1] - cs[k - 1]) / (n - k)
+    z = np.abs(right - left) / (sigma * np.sqrt(1.0 / k + 1.0 / (n - k)))
+    j = int(np.argmax(z))
+    return float(z[j]), int(k[j])
+
+
+def _best_excursion(x: np.ndarray, sigma: float, lengths: tuple[int, int]) -> tuple[float, int, int]:
+    """Largest z of a window of ``lengths`` runs against the rest of ``x``: (z, start, end)."""
+    n = len(x)
+    best = (0.0, -1, -1)
+    cs = np.concatenate([[0.0], np.cumsum(x)])
+    for length in range(lengths[0], lengths[1] + 1):
+        rest = n - length
+        if rest < 2 * lengths[1]:
+            break
+        a = np.arange(1, n - length)  # never at either end: an excursion returns, and started somewhere
+        inside = (cs[a + length] - cs[a]) / length
+        outside = (cs[-1] - cs[a + length] + cs[a]) / rest
+        z = np.abs(inside - outside) / (sigma * math.sqrt(1.0 / length + 1.0 / rest))
+        j = int(np.argmax(z))
+        if z[j] > best[0]:
+            best = (float(z[j]), int(a[j]), int(a[j] + length))
+    return best
+
+
+def shift_changes(values: np.ndarray, changes: list[Change], direction: int = 1, shift_z: float = SHIFT_Z,
+                  excursion_z: float = EXCURSION_Z, min_runs: int = SHIFT_MIN_RUNS) -> list[Change]:
+    """The detector's changes plus the shifts and excursions it left inside its levels.
+
+    MDL (and the other detectors) need a change of several noise units before a new level pays
+    for itself; a shift of one or two noise sd held for tens of runs is certain all the same
+    (its z grows with the square root of the runs). Inside each level (between two changes,
+    on the masked values), binary segmentation looks for the split whose two-sample z,
+    (mean after - mean before) / (sigma·sqrt(1/k + 1/(n-k))) with both parts at least
+    ``min_runs`` valid runs, exceeds ``shift_z``, and for a window of 3-10 runs that differs
+    from the rest of the level by more than ``excursion_z`` (an excursion that reverted: two
+    changes). sigma is ``run_noise`` of the whole series. A shift into the series' last level
+    is pending until it has ``SHIFT_TAIL_FACTOR``·``min_runs`` runs after it (a daily job sees
+    the tail grow; a short tail is where noise most often looks like a shift). A shift is reported when its new
+    level has held ``min_runs`` runs (``reported_at``; later when the tail rule applies).
+    """
+    x = np.asarray(values, dtype=np.float64)
+    valid = np.flatnonzero(~np.isnan(x))
+    sigma = run_noise(x)
+    if len(valid) < 2 * min_runs or not sigma > 0:
+        return changes
+    v = x[valid]
+    bounds = sorted({0, len(valid)} | {int(np.searchsorted(valid, c.index)) for c in changes})
+    found: list[tuple[int, float, str]] = []  # (position in valid, z, test)
+    stack = list(zip(bounds[:-1], bounds[1:]))
+    while stack:
+        a, b = stack.pop()
+        seg = v[a:b]
+        z_s, k = _best_shift(seg, sigma, min_runs, min_runs)
+        if z_s > shift_z and b == len(v) and b - (a + k) < SHIFT_TAIL_FACTOR * min_runs:
+            stack.append((a, a + k))  # the tail's shift is pending; look before it
+            continue
+        z_e, e0, e1 = _best_excursion(seg, sigma, EXCURSION_RUNS)
+        if z_e > excursion_z and z_e / excursion_z >= z_s / shift_z:
+            found += [(a + e0, z_e, "excursion"), (a + e1, z_e, "excursion")]
+            stack += [(a, a + e0), (a + e1, b)]  # the window itself is a level of its own
+        elif z_s > shift_z:
+            found.append((a + k, z_s, "shift"))
+            stack += [(a, a + k), (a + k, b)]
+    if not found:
+        return changes
+    cuts = sorted(set(bounds[1:-1]) | {p for p, _, _ in found})
+    edges = [0] + cuts + [len(valid)]
+    out = list(changes)
+    for p, z, test in found:
+        j = edges.index(p)
+        before, after = v[edges[j - 1]:p], v[p:edges[j + 1]]
+        kind = kind_of(float(np.mean(before)), float(np.mean(after)), direction)
+        if kind not in ("regression", "progression"):
+            continue
+        at = int(valid[p])
+        wait = (min_runs * (SHIFT_TAIL_FACTOR if p == edges[-2] else 1)) if test == "shift" else 1
+        report = int(valid[min(p + wait - 1, len(valid) - 1)])
+        out.append(Change(at, kind, float(np.mean(before)), float(np.mean(after)), len(after), report,
+                          {"test": test, "z": round(z, 3), "noise": sigma},
+                          float(np.std(before)), float(np.std(after))))
+    return sorted(out, key=lambda c: c.index)
 
 
 def _mask(series: SeriesInput, runs: set[int]) -> Any:
@@ -171,7 +309,8 @@ def alertable_changes(
 ) -> list[Change]:
     """The changes of one series that alerts are made of, decided once for the run and the harness.
 
-    Steps: transient levels and isolated runs masked and the series analysed again, the
+    Steps: transient levels and isolated runs masked and the series analysed again, shifts
+    and excursions inside its levels added (``shift_changes``), the (sequential)
     confirmation and minimum-change filters, levels re-measured from the last kept level
     (``alert_changes``). A change that brings the series back within the noise of the level
     before the previous change (a fix after a regression) stays an alert of its own, with

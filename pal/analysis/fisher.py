@@ -47,6 +47,7 @@ PHI_RANGE = (0.05, 0.99)
 FITTED_ALPHA = 0.05
 SIM_REPLICATIONS = 4000
 MIN_TEST_N = 4  # the paper's smallest example; below it phi means nothing
+PHI_METHODS = ("segments", "subseries")  # FisherDetector's ``phi`` param
 
 
 def _eq8(n: float, phi: float) -> float:
@@ -140,8 +141,12 @@ class SplitTest:
     depth: int
 
 
-def test_split(values: Any, alpha: float = 0.05, min_size: int = 1, offset: int = 0, depth: int = 0) -> SplitTest | None:
-    """Test the optimal split of ``values``; None when the series is too short to test."""
+def test_split(values: Any, alpha: float = 0.05, min_size: int = 1, offset: int = 0, depth: int = 0,
+               phi: float | None = None) -> SplitTest | None:
+    """Test the optimal split of ``values``; None when the series is too short to test.
+
+    ``phi``: the autocorrelation to use (None: the subseries' own lag-1, the published method).
+    """
     x = np.asarray(values, dtype=np.float64)
     n = len(x)
     if n < max(2 * min_size, MIN_TEST_N):
@@ -152,7 +157,7 @@ def test_split(values: Any, alpha: float = 0.05, min_size: int = 1, offset: int 
     if d_p <= 0.0:  # a constant subseries has nothing to split
         return SplitTest(offset, offset + n, offset + j + min_size, d_p, d_q, 1.0, 0.0, math.inf, False, depth)
     t = d_p / d_q if d_q > 0 else math.inf
-    phi = lag1_autocorrelation(x)
+    phi = lag1_autocorrelation(x) if phi is None else phi
     tc = critical_value(n, phi, alpha)
     return SplitTest(offset, offset + n, offset + j + min_size, d_p, d_q, t, phi, tc, t > tc, depth)
 
@@ -160,8 +165,13 @@ def test_split(values: Any, alpha: float = 0.05, min_size: int = 1, offset: int 
 test_split.__test__ = False  # a library function, not a pytest test
 
 
-def find_change_points(values: Any, alpha: float = 0.05, min_size: int = 1) -> list[SplitTest]:
-    """FindChangePoints (the paper's Figure 3): the significant split tests, sorted by index."""
+def find_change_points(values: Any, alpha: float = 0.05, min_size: int = 1,
+                       phi: float | None = None) -> list[SplitTest]:
+    """FindChangePoints (the paper's Figure 3): the significant split tests, sorted by index.
+
+    ``phi`` None: each subseries' own lag-1 autocorrelation (as published); a number: that
+    autocorrelation for every test (``segment_phi``).
+    """
     x = np.asarray(values, dtype=np.float64)
     if np.isnan(x).any():
         raise ValueError("find_change_points: values contain NaN (drop missing runs first)")
@@ -169,13 +179,53 @@ def find_change_points(values: Any, alpha: float = 0.05, min_size: int = 1) -> l
     stack = [(0, len(x), 0)]
     while stack:
         first, last, depth = stack.pop()
-        res = test_split(x[first:last], alpha, min_size, first, depth)
+        res = test_split(x[first:last], alpha, min_size, first, depth, phi)
         if res is None or not res.significant:
             continue
         found.append(res)
         stack.append((first, res.index, depth + 1))
         stack.append((res.index, last, depth + 1))
     return sorted(found, key=lambda r: r.index)
+
+
+def residual_phi(values: Any, starts: list[int]) -> float:
+    """Lag-1 autocorrelation of the residuals within segments (pairs never cross a segment start).
+
+    The residual of a run is its distance from its segment's mean; a step between segments
+    adds nothing, unlike the lag-1 autocorrelation of a whole series with steps in it.
+    """
+    x = np.asarray(values, dtype=np.float64)
+    bounds = [0] + sorted(s for s in set(starts) if 0 < s < len(x)) + [len(x)]
+    num = den = 0.0
+    for a, b in zip(bounds[:-1], bounds[1:]):
+        r = x[a:b] - x[a:b].mean()
+        num += float(np.dot(r[:-1], r[1:]))
+        den += float(np.dot(r, r))
+    return num / den if den > 0 else 0.0
+
+
+def segment_phi_change_points(values: Any, alpha: float = 0.05, min_size: int = 1,
+                              rounds: int = 3) -> tuple[list[SplitTest], float]:
+    """FindChangePoints with φ estimated from residuals within segments, and that φ.
+
+    The published method takes φ of the subseries being split, so the steps it should find
+    inflate φ (a series with steps looks strongly autocorrelated), which raises Tc: in a
+    multi-step series even large steps are missed. Here a first pass with φ = 0 (independent
+    noise, the smallest Tc) gives the first segments; φ is the lag-1 autocorrelation of the
+    residuals within them (``residual_phi``), FindChangePoints runs again with that φ for every
+    test, and so on until the segments stop changing (at most ``rounds`` more passes).
+    """
+    x = np.asarray(values, dtype=np.float64)
+    tests = find_change_points(x, alpha, min_size, 0.0)
+    phi = residual_phi(x, [t.index for t in tests])
+    for _ in range(rounds):
+        again = find_change_points(x, alpha, min_size, phi)
+        if [t.index for t in again] == [t.index for t in tests]:
+            tests = again
+            break
+        tests = again
+        phi = residual_phi(x, [t.index for t in tests])
+    return tests, phi
 
 
 def change_points(values: Any, alpha: float = 0.05, min_size: int = 1) -> list[int]:
@@ -186,14 +236,18 @@ def change_points(values: Any, alpha: float = 0.05, min_size: int = 1) -> list[i
 class FisherDetector:
     """Berry–Hellerstein change points on the valid runs; a change is called at each segment start.
 
-    Params: ``alpha`` (0.05), ``min_size`` (shortest segment, default 1 as in the paper).
+    Params: ``alpha`` (0.05), ``min_size`` (shortest segment, default 1 as in the paper),
+    ``phi``: ``segments`` (default: φ from residuals within segments, ``segment_phi_change_points``)
+    or ``subseries`` (the published method: φ of each subseries being split).
     """
 
     name = "fisher"
     uses_trials = False
 
     def __init__(self, params: dict[str, Any] | None = None):
-        self.params = check_params("fisher", params, {"alpha": FITTED_ALPHA, "min_size": 1})
+        self.params = check_params("fisher", params, {"alpha": FITTED_ALPHA, "min_size": 1, "phi": "segments"})
+        if self.params["phi"] not in PHI_METHODS:
+            raise SpecError("detector.params.phi", self.params["phi"], "one of " + ", ".join(PHI_METHODS) + " (fisher)")
         alpha = self.params["alpha"]
         if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
             raise SpecError("detector.params.alpha", alpha, "a significance level 0 < alpha < 1 (fisher)")
@@ -204,7 +258,13 @@ class FisherDetector:
         values = as_values(series)
         valid = np.flatnonzero(~np.isnan(values))
         x = values[valid]
-        tests = find_change_points(x, float(self.params["alpha"]), self.params["min_size"]) if len(x) else []
+        alpha, min_size = float(self.params["alpha"]), self.params["min_size"]
+        if not len(x):
+            tests = []
+        elif self.params["phi"] == "segments":
+            tests, _ = segment_phi_change_points(x, alpha, min_size)
+        else:
+            tests = find_change_points(x, alpha, min_size)
         bounds = [0] + [t.index for t in tests] + [len(x)]
         means = [float(np.mean(x[a:b])) for a, b in zip(bounds[:-1], bounds[1:])]
         trend = np.full(len(values), np.nan)

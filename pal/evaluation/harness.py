@@ -31,7 +31,7 @@ from pal.analysis.filters import alertable_changes
 from pal.analysis.registry import detector_class, names
 from pal.analysis.series import SeriesInput, analyse_one, detector_of
 from pal.evaluation.datasets import LabelledSeries
-from pal.evaluation.metrics import Detected, Score, score
+from pal.evaluation.metrics import Detected, Score, Scored, breakdown, score
 from pal.model import Change, SeriesKey
 from pal.spec import DetectorSpec, TestSet
 
@@ -273,13 +273,15 @@ def peer_candidates(seed: int = 1, test_set: TestSet | None = None) -> tuple[lis
 def run_candidate(cand: Candidate, series: Sequence[LabelledSeries], margin: int = 3) -> Score:
     """Score one candidate on every series, with the CPU seconds it took."""
     results = []
+    items = []
     cpu = 0.0
     for s in series:
         t0 = time.process_time()
         det = cand.find(s)
         cpu += time.process_time() - t0
         results.append((s.changes, det, s.valid_runs))
-    return score(cand.name, results, margin, cpu)
+        items.append(Scored(s.changes, det, s.valid_runs, len(s.values), s.sizes, s.categories))
+    return replace(score(cand.name, results, margin, cpu), breakdown=breakdown(items, margin))
 
 
 def evaluate(series: Sequence[LabelledSeries], candidates: Sequence[Candidate], margin: int = 3) -> list[Score]:
@@ -312,6 +314,38 @@ def format_table(scores: Sequence[Score]) -> str:
     return "\n".join(lines)
 
 
+def format_breakdown(scores: Sequence[Score]) -> str:
+    """Markdown tables of recall by change size (noise sd) and category, and F1 by series length."""
+    from pal.evaluation.metrics import LENGTH_BINS, SIZE_BINS
+
+    def cell(d: dict, key: str = "recall") -> str:
+        v = d.get(key)
+        return "-" if v is None else f"{v:.3f}"
+
+    have = [s for s in scores if s.breakdown]
+    if not have:
+        return ""
+    sizes = [b[0] for b in SIZE_BINS] + ["<2"]
+    first = have[0].breakdown
+    lines = ["recall by change size (noise sd; true changes per bin: "
+             + ", ".join(f"{k} {first['by_size'][k]['truth']}" for k in sizes) + ") and category", "",
+             "| detector | " + " | ".join(sizes) + " | steps | excursions |",
+             "|---|" + "---:|" * (len(sizes) + 2)]
+    for s in have:
+        b = s.breakdown
+        lines.append(f"| {s.detector} | " + " | ".join(cell(b["by_size"][k]) for k in sizes) + " | "
+                     + cell(b["by_category"]["step"]) + " | " + cell(b["by_category"]["excursion"]) + " |")
+    lengths = [b[0] for b in LENGTH_BINS]
+    lines += ["", "F1 / false alarms per 1k stationary runs by series length (runs; series per bin: "
+              + ", ".join(f"{k} {first['by_length'][k]['series']}" for k in lengths) + ")", "",
+              "| detector | " + " | ".join(lengths) + " |", "|---|" + "---:|" * len(lengths)]
+    for s in have:
+        b = s.breakdown["by_length"]
+        lines.append(f"| {s.detector} | " + " | ".join(
+            f"{cell(b[k], 'f1')} / {cell(b[k], 'false_alarms_per_1k')}" for k in lengths) + " |")
+    return "\n".join(lines)
+
+
 def score_row(cand: Candidate, sc: Score) -> dict[str, Any]:
     """One scored configuration as ``pal evaluate --format json`` prints it."""
     def num(x: float) -> float | None:
@@ -320,7 +354,9 @@ def score_row(cand: Candidate, sc: Score) -> dict[str, Any]:
     return {"name": cand.name, "path": cand.path, "precision": num(sc.precision), "recall": num(sc.recall),
             "f1": num(sc.f1), "false_alarms_per_1k": num(sc.false_alarms_per_1k),
             "mean_delay_runs": num(sc.mean_delay), "cpu_s": num(sc.cpu_seconds), "true_changes": sc.truth,
-            "detected": sc.detected, "true_positives": sc.tp}
+            "detected": sc.detected, "true_positives": sc.tp,
+            "cpu_ms_per_series": num(1000.0 * sc.cpu_seconds / n) if (n := sc.breakdown.get("series")) else None,
+            **{k: sc.breakdown[k] for k in ("by_size", "by_category", "by_length") if k in sc.breakdown}}
 
 
 @dataclass
@@ -341,29 +377,44 @@ class Evaluation:
     def markdown(self) -> str:
         mode = "online (daily replay)" if self.online else "offline"
         lines = [f"data: {self.source}: {self.description}; margin {self.margin} runs; {mode}", "",
-                 format_table(self.scores)]
+                 format_table(self.scores), "", format_breakdown(self.scores)]
         if self.missing_peers:
             lines += ["", "peers not installed: " + ", ".join(self.missing_peers)]
         return "\n".join(lines)
 
 
+DATA_SETS = ("csit-like", "honest")
+
+
+def generated(data: str, seed: int) -> list[LabelledSeries]:
+    """A generated labelled set by name: ``csit-like`` (pal's first, easy set) or ``honest``."""
+    from pal.evaluation.datasets import csit_like, honest
+
+    if data == "csit-like":
+        return csit_like(seed=seed)
+    if data == "honest":
+        return honest(seed=seed)
+    raise ValueError(f"evaluate: data set {data!r}, expected one of {', '.join(DATA_SETS)}")
+
+
 def run(spec: Any = None, csv_paths: Sequence[Any] = (), peers: bool = False, margin: int = 3,
-        seed: int = 1, online: bool = False, detectors: Sequence[str] | None = None) -> Evaluation:
+        seed: int = 1, online: bool = False, detectors: Sequence[str] | None = None,
+        data: str = "csit-like") -> Evaluation:
     """The whole harness as ``pal evaluate`` runs it.
 
-    Data: the labelled CSVs when given, else ``csit_like(seed=seed)``. Candidates: the spec's
+    Data: the labelled CSVs when given, else the generated set ``data`` (``generated``). Candidates: the spec's
     test sets when given, else one default test set per registered detector; with ``peers``
     also the installed peers. ``online`` scores the run path replayed daily (peers and raw
     detectors stay offline: they have no daily job).
     """
-    from pal.evaluation.datasets import csit_like, read_csv
+    from pal.evaluation.datasets import read_csv
 
     series: list[LabelledSeries] = []
     for path in csv_paths:
         series.extend(read_csv(path))
-    source = ", ".join(str(p) for p in csv_paths) if csv_paths else f"csit_like(seed={seed})"
+    source = ", ".join(str(p) for p in csv_paths) if csv_paths else f"{data.replace('-', '_')}(seed={seed})"
     if not csv_paths:
-        series = csit_like(seed=seed)
+        series = generated(data, seed)
     for name in detectors or ():
         detector_class(name)  # SpecError naming the registered ones
     cands = spec_candidates(spec, online) if spec is not None else default_candidates(online, detectors)

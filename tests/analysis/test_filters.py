@@ -7,7 +7,16 @@ import pytest
 
 from pal.analysis.registry import get_detector
 from pal.model import Change
-from pal.analysis.filters import alert_changes, alertable_changes, filter_changes, transient_runs
+from pal.analysis.filters import (
+    SHIFT_MIN_RUNS,
+    SHIFT_Z,
+    alert_changes,
+    alertable_changes,
+    filter_changes,
+    run_noise,
+    shift_changes,
+    transient_runs,
+)
 
 # 100 x10, a one-run dip to 70 at run 10, 100 x10, then a step to 90 at run 21 (10 runs)
 VALUES = np.array([100.0] * 10 + [70.0] + [100.0] * 10 + [90.0] * 10)
@@ -126,3 +135,62 @@ def test_alert_changes_analyses_the_series_without_isolated_runs():
     seen.clear()
     alert_changes(Recorder(), values, +1, 1.0, 1)  # confirm-runs 1: a dip is a change, no masking
     assert not np.isnan(seen[-1]).any()
+
+
+# --- the shift test and sequential confirmation (noise sd 1 around 100: z values by hand) ---
+
+def _noise(seed: int, n: int) -> np.ndarray:
+    return 100.0 + np.random.default_rng(seed).standard_normal(n)
+
+
+def test_run_noise_ignores_steps_and_outliers():
+    x = _noise(3, 400)
+    x[200:] += 20.0  # a step adds one large first difference: the MAD does not move
+    x[50] -= 30.0
+    assert run_noise(x) == pytest.approx(1.0, abs=0.1)
+    assert np.isnan(run_noise(np.array([1.0, np.nan, 2.0])))
+
+
+def test_shift_test_finds_a_small_sustained_shift_mdl_leaves_inside_a_level():
+    # 1 sd held 80 runs: z = 1 / sqrt(2/80) = 6.3 > SHIFT_Z; MDL alone does not split it
+    x = _noise(6, 160)
+    x[80:] += 1.0
+    mdl = get_detector("mdl", {})
+    assert mdl.detect(x).changes == []
+    kept = alert_changes(mdl, x, +1, min_change_pct=0.5, confirm_runs=2)
+    assert [(c.kind, c.evidence["test"]) for c in kept] == [("progression", "shift")]
+    assert abs(kept[0].index - 80) <= 2 and kept[0].evidence["z"] > SHIFT_Z
+    # pure noise from the same generator: nothing
+    assert shift_changes(_noise(6, 160), []) == []
+    assert alert_changes(mdl, _noise(6, 160), +1, min_change_pct=0.5, confirm_runs=2) == []
+
+
+def test_shift_test_finds_a_reverted_excursion_as_two_changes():
+    x = _noise(5, 100)
+    x[50:55] += 4.0  # 4 sd for 5 runs: z = 4 / sqrt(1/5 + 1/95) = 8.7 > EXCURSION_Z
+    got = shift_changes(x, [])
+    assert [(c.index, c.kind, c.evidence["test"]) for c in got] == [
+        (50, "progression", "excursion"), (55, "regression", "excursion")]
+    assert got[0].reported_at == 50 and got[0].runs == 5
+
+
+def test_a_shift_into_the_last_level_waits_for_twice_the_runs():
+    x = _noise(7, 110)
+    x[100:] += 3.0  # 10 runs after: z is large, but the tail rule asks for 2 * SHIFT_MIN_RUNS runs
+    assert shift_changes(x, []) == []
+    y = np.concatenate([x, 103.0 + np.random.default_rng(8).standard_normal(6)])
+    got = shift_changes(y, [])
+    assert [(c.index, c.kind) for c in got] == [(100, "progression")]
+    assert got[0].reported_at == 100 + 2 * SHIFT_MIN_RUNS - 1
+
+
+def test_sequential_confirmation_counts_only_runs_clearly_at_the_new_level():
+    cps = [Change(20, "regression", 100.0, 95.0, 4, 20)]
+    # noise 1, 2.5 sd: a confirming run is <= 97.5; 99.5 does not count
+    values = np.array([100.0] * 20 + [95.0, 99.5, 95.0, 95.0])
+    kept = filter_changes(values, cps, +1, confirm_runs=2, confirm_sigma=2.5, noise=1.0)
+    assert [c.reported_at for c in kept] == [22]
+    assert filter_changes(values, cps, +1, confirm_runs=2)[0].reported_at == 21  # plain count
+    pending = np.array([100.0] * 20 + [95.0, 99.5])
+    assert filter_changes(pending, [Change(20, "regression", 100.0, 95.0, 2, 20)], +1, confirm_runs=2,
+                          confirm_sigma=2.5, noise=1.0) == []

@@ -13,6 +13,8 @@ from pal.analysis.fisher import (
     critical_value,
     lag1_autocorrelation,
     optimal_split,
+    residual_phi,
+    segment_phi_change_points,
     test_split,
 )
 
@@ -112,3 +114,43 @@ def test_detector_params_checked():
     with pytest.raises(SpecError) as exc:
         FisherDetector({"min-size": 0})
     assert exc.value.path == "detector.params.min-size"
+    with pytest.raises(SpecError) as exc:
+        FisherDetector({"phi": "whole"})
+    assert exc.value.path == "detector.params.phi"
+
+
+def test_residual_phi_by_hand():
+    # segments [1 2 1 2] and [11 12 11 12]: residuals -.5 .5 -.5 .5 in each; lag-1 products
+    # 3 x -.25 per segment, squares 4 x .25: phi = -1.5 / 2 = -0.75 (the step adds nothing)
+    x = [1.0, 2.0, 1.0, 2.0, 11.0, 12.0, 11.0, 12.0]
+    assert residual_phi(x, [4]) == pytest.approx(-0.75)
+    assert lag1_autocorrelation(x) > 0.5  # the whole series' phi is the step's
+
+
+def _five_steps(seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return np.concatenate([np.full(25, float(level)) for level in (0, 3, 0, 3, 0, 3)]) + rng.standard_normal(150)
+
+
+def test_phi_from_segments_finds_the_steps_the_published_phi_hides():
+    # five steps of 3 noise sd: phi of the whole series is .6-.7, Tc 1.2-1.4 > T: the published
+    # method finds nothing; with phi from residuals within segments every step is found
+    for seed in (2, 3):
+        x = _five_steps(seed)
+        assert change_points(x) == []
+        tests, phi = segment_phi_change_points(x)
+        assert [t.index for t in tests] == [25, 50, 75, 100, 125]
+        assert abs(phi) < 0.2
+        assert [c.index for c in FisherDetector().detect(x).changes] == [25, 50, 75, 100, 125]
+        assert FisherDetector({"phi": "subseries"}).detect(x).changes == []
+
+
+def test_phi_from_segments_keeps_autocorrelated_noise_unsplit():
+    rng = np.random.default_rng(11)
+    a = rng.standard_normal(300)
+    y = np.empty(300)
+    y[0] = a[0]
+    for i in range(1, 300):
+        y[i] = 0.5 * y[i - 1] + a[i]
+    tests, phi = segment_phi_change_points(y)
+    assert tests == [] and 0.3 < phi < 0.7

@@ -79,3 +79,39 @@ def test_bad_csv_names_the_line(tmp_path):
     path.write_text("series,value\na,1.0\n")
     with pytest.raises(ParseError):
         read_csv(path)
+
+
+def test_honest_set_ranges():
+    from pal.evaluation.datasets import HONEST_MIN_SEGMENT, honest
+
+    series = honest(seed=5, n_changing=40, n_stationary=10)
+    assert [s.name for s in series] == [s.name for s in honest(seed=5, n_changing=40, n_stationary=10)]
+    spikes_up = spikes_down = excursions = 0
+    for s in series:
+        n = len(s.values)
+        assert 50 <= n <= 1000 and 0.005 <= s.noise <= 0.05
+        assert len(s.sizes) == len(s.changes) == len(s.categories)
+        assert all(len(t) == 10 and np.mean(t) == pytest.approx(v) for t, v in zip(s.trials, s.values) if t)
+        idx = [i for i, _ in s.changes]
+        assert idx == sorted(idx)
+        k = 0
+        while k < len(s.changes):
+            i, kind = s.changes[k]
+            assert 0.5 - 1e-9 <= s.sizes[k] <= 30 + 1e-9 and 0.01 - 1e-9 <= s.sizes[k] * s.noise <= 0.30 + 1e-9
+            prev = s.changes[k - 1][0] if k else 0
+            assert i - prev >= HONEST_MIN_SEGMENT
+            if s.categories[k] == "excursion":  # the move and the way back, 3-10 runs apart
+                j, back = s.changes[k + 1]
+                assert s.categories[k + 1] == "excursion" and 3 <= j - i <= 10 and back != kind
+                assert s.sizes[k] >= 3.0
+                excursions += 1
+                k += 2
+            else:
+                k += 1
+        for d in s.dips:
+            assert d not in idx
+            around = np.nanmedian(s.values[max(0, d - 5):d + 6])
+            spikes_down += s.values[d] < around
+            spikes_up += s.values[d] > around
+    assert excursions >= 5 and spikes_up >= 5 and spikes_down >= 5
+    assert sum(s.stationary for s in series) >= 10

@@ -131,3 +131,44 @@ test-sets:
     raw, alert = evaluate([s], cands)
     assert (raw.tp, raw.fp) == (1, 0)
     assert (alert.tp, alert.fp, alert.mean_delay) == (1, 0, 2.0)
+
+
+def test_breakdown_by_size_category_and_length_by_hand():
+    from pal.evaluation.metrics import Scored, breakdown
+
+    items = [
+        # 60 runs: a 1.5-sd step found, a 4-sd excursion (two labels) of which the way back is missed
+        Scored(((10, "regression"), (30, "progression"), (35, "regression")),
+               [Detected(11, "regression", 12), Detected(30, "progression", 31)], 60, 60,
+               (1.5, 4.0, 4.0), ("step", "excursion", "excursion")),
+        # 300 runs: a 12-sd step missed, one false alarm far from it
+        Scored(((100, "regression"),), [Detected(200, "progression", 201)], 300, 300, (12.0,), ("step",)),
+        # 600 stationary runs with one false alarm
+        Scored((), [Detected(5, "regression", 6)], 600, 600),
+    ]
+    b = breakdown(items, margin=3)
+    assert b["series"] == 3
+    assert b["by_size"]["1-2"] == {"truth": 1, "tp": 1, "recall": 1.0}
+    assert b["by_size"]["3-5"] == {"truth": 2, "tp": 1, "recall": 0.5}
+    assert b["by_size"][">=10"] == {"truth": 1, "tp": 0, "recall": 0.0}
+    assert b["by_size"]["<2"] == {"truth": 1, "tp": 1, "recall": 1.0}
+    assert b["by_size"]["<1"] == {"truth": 0, "tp": 0, "recall": None}
+    assert b["by_category"] == {"step": {"truth": 2, "tp": 1, "recall": 0.5},
+                                "excursion": {"truth": 2, "tp": 1, "recall": 0.5}}
+    short = b["by_length"]["50-99"]
+    assert (short["series"], short["precision"], short["recall"]) == (1, 1.0, pytest.approx(2 / 3, abs=1e-6))
+    long = b["by_length"]["500-1000"]
+    assert (long["series"], long["detected"], long["false_alarms_per_1k"]) == (1, 1, pytest.approx(1000 / 600, abs=1e-6))
+    assert b["by_length"]["200-499"]["f1"] == 0.0
+
+
+def test_json_rows_carry_the_breakdowns():
+    from pal.evaluation.harness import score_row
+
+    cand = Candidate("fake", fake)
+    sc = evaluate([CHANGING, STATIONARY], [cand])[0]
+    row = score_row(cand, sc)
+    assert row["cpu_ms_per_series"] is not None and row["cpu_ms_per_series"] >= 0
+    assert row["by_category"]["step"] == {"truth": 2, "tp": 1, "recall": 0.5}
+    assert set(row["by_length"]) == {"50-99", "100-199", "200-499", "500-1000"}
+    assert row["by_length"]["50-99"]["series"] == 1 and row["by_length"]["100-199"]["series"] == 1
