@@ -13,6 +13,7 @@ frame (what ``csv_bytes`` did before) and the per-job download written cell by c
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import tempfile
 import time
 from pathlib import Path
@@ -24,7 +25,7 @@ from pal.alerts.export import _csv_bytes_pandas as pandas_csv  # the old path: t
 from pal.alerts.export import csv_bytes, series_frame, write_csv
 from pal.model import Change, SeriesKey, SeriesResult, TrendGroup
 from pal.render.buildinfo import BuildIndex
-from pal.render.downloads import job_csv
+from pal.render.downloads import job_csv, measured
 from tests.render.test_downloads import cell_by_cell  # the cell-by-cell reference
 
 JOBS = ["csit-vpp-perf-mrr-daily-master-2n-icx", "csit-vpp-perf-mrr-daily-master-2n-spr",
@@ -118,6 +119,9 @@ def main() -> None:
           f"({t_ref / t_new:.1f}x), write_csv to a file {t_stream:.2f} s")
     facts = BuildIndex(builds, None)
     jobs = sorted({r.key.job for r in results})
+    # downloads keep 12 significant digits (pal.render.downloads.measured); the reference writes
+    # repr() of each value, so both get values already at that precision
+    results = [dataclasses.replace(r, values=measured(np.asarray(r.values, dtype=np.float64))) for r in results]
     refs, t_ref = timed(lambda: [cell_by_cell(j, results, facts) for j in jobs])
     news, t_new = timed(lambda: [job_csv(j, results, facts) for j in jobs])
     assert news == refs, "job_csv differs from the cell-by-cell download"
