@@ -197,17 +197,22 @@ def ndrpdr_bounds(text: str) -> Measured | None:
 _PLR = re.compile(r"PLRsearch (lower|upper) bound:[ \t]*" + _TOKEN)
 
 
-def soak_plrsearch(text: str) -> Measured | None:
-    """SOAK (CSIT 2019-): ``PLRsearch lower bound: <f> pps ...`` / ``PLRsearch upper bound: ...``; trend the lower."""
-    found = {m.group(1): m.group(2) for m in _PLR.finditer(text)}
+def _plrsearch(found: dict[str, str], units: dict[str, str]) -> Measured | None:
+    """The SOAK result from the ``lower`` / ``upper`` bound texts of a PLRsearch message."""
     if "lower" not in found:
         return None
     lower = _number(found["lower"])
     if lower is None or not math.isfinite(lower) or lower <= 0:
-        return Measured("soak", {"soak": math.nan}, problem=f"invalid PLRsearch lower bound {found['lower'][:40]!r}")
+        return Measured("soak", {"soak": math.nan}, problem=f"invalid PLRsearch lower bound {found['lower'][:40]!r}",
+                        units=dict(units))
     upper = _number(found.get("upper", ""))
     extra = {"upper": upper} if upper is not None else {}
-    return Measured("soak", {"soak": lower}, extra=extra)
+    return Measured("soak", {"soak": lower}, extra=extra, units=dict(units))
+
+
+def soak_plrsearch(text: str) -> Measured | None:
+    """SOAK (CSIT 2019-): ``PLRsearch lower bound: <f> pps ...`` / ``PLRsearch upper bound: ...``; trend the lower."""
+    return _plrsearch({m.group(1): m.group(2) for m in _PLR.finditer(text)}, {})
 
 
 # --- Generations added after the 2018-2020 forms above (those stay as they were) ---------------
@@ -281,16 +286,7 @@ _PLR_CPS = re.compile(r"PLRsearch (lower|upper) bound:[ \t]*" + _CPS_TOKEN)
 
 def soak_plrsearch_cps(text: str) -> Measured | None:
     """SOAK of CPS tests (CSIT 2020-10-): ``PLRsearch lower bound: <f> CPS`` / ``... upper bound: <f> CPS``; unit cps."""
-    found = {m.group(1): m.group(2) for m in _PLR_CPS.finditer(text)}
-    if "lower" not in found:
-        return None
-    lower = _number(found["lower"])
-    if lower is None or not math.isfinite(lower) or lower <= 0:
-        return Measured("soak", {"soak": math.nan}, problem=f"invalid PLRsearch lower bound {found['lower'][:40]!r}",
-                        units={"soak": "cps"})
-    upper = _number(found.get("upper", ""))
-    extra = {"upper": upper} if upper is not None else {}
-    return Measured("soak", {"soak": lower}, extra=extra, units={"soak": "cps"})
+    return _plrsearch({m.group(1): m.group(2) for m in _PLR_CPS.finditer(text)}, {"soak": "cps"})
 
 
 #: All known generations, tried in this order (more specific forms first).
