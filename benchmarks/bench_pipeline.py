@@ -100,8 +100,13 @@ with store.lock(), make_executor("local", workers=int(sys.argv[2])) as ex:
 
 def prepare(data: Path, builds: int, tests: int) -> tuple[Path, Path]:
     """The cached history (generated when missing or made with other parameters) and its hidden dir."""
+    return cached_history(data, list(PIPELINE_BENCH_JOBS), builds + 1, tests)
+
+
+def cached_history(data: Path, jobs: list[str], builds: int, tests: int) -> tuple[Path, Path]:
+    """``generate(jobs, builds, tests)`` under ``data/history``, kept while the parameters match."""
     history, hidden = data / "history", data / "hidden"
-    params = {"jobs": list(PIPELINE_BENCH_JOBS), "builds": builds + 1, "tests": tests, "seed": SEED}
+    params = {"jobs": jobs, "builds": builds, "tests": tests, "seed": SEED}
     marker = data / "params.json"
     if marker.exists() and json.loads(marker.read_text()) == params and (history / "truth.json").exists():
         reveal(history, hidden)
@@ -110,18 +115,20 @@ def prepare(data: Path, builds: int, tests: int) -> tuple[Path, Path]:
         shutil.rmtree(data)
     data.mkdir(parents=True)
     t0 = time.perf_counter()
-    print(f"generating {len(PIPELINE_BENCH_JOBS)} jobs x {builds + 1} builds x {tests} tests in {history} ...", flush=True)
-    generate(history, seed=SEED, jobs=list(PIPELINE_BENCH_JOBS), builds=builds + 1, tests=tests)
+    print(f"generating {len(jobs)} jobs x {builds} builds x {tests} tests in {history} ...", flush=True)
+    generate(history, seed=SEED, jobs=jobs, builds=builds, tests=tests)
     marker.write_text(json.dumps(params))
     print(f"generated in {time.perf_counter() - t0:.0f} s", flush=True)
     return history, hidden
 
 
 def newest(history: Path) -> list[Path]:
+    """The newest build directory of every job in ``history``."""
     out = []
-    for job in PIPELINE_BENCH_JOBS:
-        dirs = [p for p in (history / job).iterdir() if p.name.isdigit()]
-        out.append(max(dirs, key=lambda p: int(p.name)))
+    for job in sorted(p for p in history.iterdir() if p.is_dir()):
+        dirs = [p for p in job.iterdir() if p.name.isdigit()]
+        if dirs:
+            out.append(max(dirs, key=lambda p: int(p.name)))
     return out
 
 

@@ -38,10 +38,8 @@ from pathlib import Path
 
 import psutil
 
-from benchmarks.bench_pipeline import RUN_RECORDS, TreeRss, hide, reveal
-from pal.demo import generate
+from benchmarks.bench_pipeline import RUN_RECORDS, TreeRss, cached_history, hide, reveal
 
-SEED = 1
 ARCHS = ("2n-icx", "3n-icx", "2n-spr", "3n-spr", "2n-zn2", "2n-clx", "3n-alt", "3na-spr", "3nb-spr", "2n-grc",
          "3n-snr", "2n-emr", "3n-tsh", "2n-tx2")
 
@@ -66,24 +64,6 @@ def job_names(n: int) -> list[str]:
     if n > len(ARCHS):
         raise SystemExit(f"--jobs at most {len(ARCHS)}")
     return [f"csit-vpp-perf-mrr-daily-master-{a}" for a in ARCHS[:n]]
-
-
-def prepare(data: Path, jobs: list[str], builds: int, tests: int) -> tuple[Path, Path]:
-    history, hidden = data / "history", data / "hidden"
-    params = {"jobs": jobs, "builds": builds, "tests": tests, "seed": SEED}
-    marker = data / "params.json"
-    if marker.exists() and json.loads(marker.read_text()) == params and (history / "truth.json").exists():
-        reveal(history, hidden)
-        return history, hidden
-    if data.exists():
-        shutil.rmtree(data)
-    data.mkdir(parents=True)
-    t0 = time.perf_counter()
-    print(f"generating {len(jobs)} jobs x {builds} builds x {tests} tests in {history} ...", flush=True)
-    generate(history, seed=SEED, jobs=jobs, builds=builds, tests=tests)
-    marker.write_text(json.dumps(params))
-    print(f"generated in {time.perf_counter() - t0:.0f} s", flush=True)
-    return history, hidden
 
 
 class WorkerPeaks:
@@ -183,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     jobs = job_names(args.jobs)
-    history, hidden = prepare(args.data, jobs, args.builds, args.tests)
+    history, hidden = cached_history(args.data, jobs, args.builds, args.tests)
     runs = args.data / "runs"
     shutil.rmtree(runs, ignore_errors=True)
     spec = SPEC.format(jobs="\n".join(f"  - {{name: {j}}}" for j in jobs), history=history, workers=args.workers)
