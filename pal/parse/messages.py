@@ -169,19 +169,7 @@ def ndrpdr_load_latency(text: str) -> Measured | None:
     bounds = _bounds(text)
     if bounds is None:
         return None
-    values, problem = bounds
-    loads = {int(m.group(1)): m.group(2) for m in _LOAD_LATENCY.finditer(text)}
-    d1 = d2 = math.nan
-    if 50 in loads:
-        streams = [a or b for a, b in _STREAM.findall(loads[50])]
-        if streams:
-            d1 = _latency_avg(streams[0])
-        if len(streams) > 1:
-            d2 = _latency_avg(streams[1])
-    else:
-        problem = "; ".join(filter(None, [problem, "no 'Latency at 50% PDR' line"]))
-    values["latency_pdr50_d1"] = d1
-    values["latency_pdr50_d2"] = d2
+    values, problem = _with_load_latency(text, *bounds)
     return Measured("ndrpdr", values, problem=problem)
 
 
