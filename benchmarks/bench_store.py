@@ -35,7 +35,6 @@ def old_read_window(store: Store, jobs: list[str], builds: pd.DataFrame) -> pd.D
     import pyarrow.compute as pc
     import pyarrow.dataset as ds
 
-    from pal.history import _shared_tags
     from pal.store.schema import SAMPLES_SCHEMA
 
     columns = [c for c in SAMPLE_COLUMNS if c not in UNREAD_COLUMNS]
@@ -50,7 +49,11 @@ def old_read_window(store: Store, jobs: list[str], builds: pd.DataFrame) -> pd.D
     if mask is not None and not pc.all(mask).as_py():
         table = table.filter(mask)
     samples = arrow_to_samples(table.select(plain), plain)
-    samples["tags"] = _shared_tags(table["tags"])
+    joined = pc.dictionary_encode(pc.binary_join(table["tags"], "\x1f")).combine_chunks()
+    uniq = np.empty(len(joined.dictionary) + 1, dtype=object)
+    uniq[:-1] = [tuple(t.split("\x1f")) if t else () for t in joined.dictionary.to_pylist()]
+    uniq[-1] = None
+    samples["tags"] = uniq[joined.indices.fill_null(len(uniq) - 1).to_numpy(zero_copy_only=False)]
     return samples[columns]
 
 

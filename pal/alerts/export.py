@@ -401,10 +401,15 @@ class SeriesExports:
 
             write_atomic(target, cat)
         else:
-            empty = pa.Table.from_pandas(series_frame([], self.builds), preserve_index=False)
-            tables = [pq.read_table(p) for p in parts]
-            table = pa.concat_tables(tables) if tables else empty
-            write_atomic(target, lambda tmp: pq.write_table(table, tmp, compression="zstd"))
+            def stream(tmp: Path) -> None:
+                """The parts' row groups one part at a time: memory is one part, not the whole export."""
+                schema = pq.read_schema(parts[0]) if parts else \
+                    pa.Table.from_pandas(series_frame([], self.builds), preserve_index=False).schema
+                with pq.ParquetWriter(tmp, schema, compression="zstd") as writer:
+                    for part in parts:
+                        writer.write_table(pq.read_table(part).cast(schema))
+
+            write_atomic(target, stream)
         self._prune(fmt, {p.name for p in parts})
 
     def _prune(self, fmt: str, keep: set[str]) -> None:

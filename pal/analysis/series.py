@@ -48,17 +48,22 @@ class SeriesInput:
 
 
 def assign_test_sets(samples: pd.DataFrame, spec: Spec) -> pd.Series:
-    """The test set of every row ("" when none matches); the first matching test set wins."""
-    out = pd.Series("", index=samples.index, dtype=object)
+    """The test set of every row ("" when none matches); the first matching test set wins.
+
+    Decided per distinct value, never per row: jobs and metrics per category (history's
+    columns are categoricals), selections per distinct (test id, tag set) pair. A million
+    rows cost a few factorisations, not a million Python strings.
+    """
+    names = np.array(["", *(ts.name for ts in spec.test_sets)], dtype=object)
     if samples.empty:
-        return out
-    taken = np.zeros(len(samples), dtype=bool)
-    jobs = samples["job"].astype(str).to_numpy()
-    metrics = samples["metric"].astype(str).to_numpy()
-    # selections depend on (test id, tags) only: decide once per distinct pair. Tags are
-    # told apart by object identity (shared tuples from load_history); equal tuples that are
-    # distinct objects are merely decided twice.
-    id_codes, id_uniq = pd.factorize(samples["test_id"].astype(str))
+        return pd.Series(names[:0], index=samples.index, dtype=object)
+    chosen = np.zeros(len(samples), dtype=np.int64)  # index into names; 0: none
+    job_codes, job_uniq = _codes(samples["job"])
+    metric_codes, metric_uniq = _codes(samples["metric"])
+    id_codes, id_uniq = _codes(samples["test_id"])
+    # selections depend on (test id, tags) only. Tags are told apart by object identity
+    # (shared tuples from load_history); equal tuples that are distinct objects are merely
+    # decided twice.
     tags = samples["tags"].to_numpy(dtype=object)
     tag_ids = np.fromiter(map(id, tags), dtype=np.int64, count=len(tags))
     _, tag_codes = np.unique(tag_ids, return_inverse=True)
@@ -66,28 +71,40 @@ def assign_test_sets(samples: pd.DataFrame, spec: Spec) -> pd.Series:
                                     return_inverse=True)
     first_row = np.zeros(len(pair_codes), dtype=np.int64)
     first_row[inverse] = np.arange(len(inverse))  # a row of every pair (all rows of a pair are alike)
-    for ts in spec.test_sets:
-        job_ok = _job_mask(jobs, ts)
-        metric_ok = np.isin(metrics, ts.metrics)
+    for n, ts in enumerate(spec.test_sets, start=1):
+        job_ok = _job_mask(job_uniq, ts)
+        metric_ok = np.isin(metric_uniq, list(ts.metrics))
         sel = ts.select.compiled()
-        cand = job_ok & metric_ok & ~taken
+        cand = _pick(job_ok, job_codes) & _pick(metric_ok, metric_codes) & (chosen == 0)
         wanted = np.unique(inverse[cand])
         ok = np.zeros(len(pair_codes), dtype=bool)
         for k in wanted.tolist():
             row = first_row[k]
-            ok[k] = sel.match(str(id_uniq[id_codes[row]]), tuple(tags[row] or ()))
-        hit = cand & ok[inverse]
-        out.iloc[np.flatnonzero(hit)] = ts.name
-        taken |= hit
-    return out
+            test_id = str(id_uniq[id_codes[row]]) if id_codes[row] >= 0 else ""
+            ok[k] = sel.match(test_id, tuple(tags[row] or ()))
+        chosen[cand & ok[inverse]] = n
+    return pd.Series(names[chosen], index=samples.index, dtype=object)
+
+
+def _codes(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Codes (-1 for missing) and the distinct values as str: a categorical's own, else factorised."""
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        return column.cat.codes.to_numpy(), column.cat.categories.astype(str).to_numpy(dtype=object)
+    codes, uniq = pd.factorize(column, use_na_sentinel=True)
+    return codes, np.asarray(uniq.astype(str), dtype=object)
+
+
+def _pick(per_value: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """Per-row booleans from per-distinct-value ones; a missing value (-1) is never picked."""
+    return np.append(per_value, False)[codes]
 
 
 def _job_mask(jobs: np.ndarray, ts: TestSet) -> np.ndarray:
+    """Which of the (distinct) job names the test set's ``jobs`` patterns take."""
     if not ts.jobs:
         return np.ones(len(jobs), dtype=bool)
     pats = [re.compile(p) for p in ts.jobs]
-    ok = {j: any(p.fullmatch(j) for p in pats) for j in set(jobs)}
-    return np.fromiter((ok[j] for j in jobs), dtype=bool, count=len(jobs))
+    return np.fromiter((any(p.fullmatch(j) for p in pats) for j in jobs), dtype=bool, count=len(jobs))
 
 
 def split_series(samples: pd.DataFrame, spec: Spec) -> list[SeriesInput]:

@@ -42,6 +42,8 @@ SAMPLES_SCHEMA = pa.schema([pa.field(c, _arrow_type(c)) for c in SAMPLE_COLUMNS]
 #: string columns: Parquet keeps them dictionary-encoded on disk, and they are read as Arrow
 #: dictionaries (``read_dictionary``), so a value repeated on every row of a series is held once
 STRING_COLUMNS = tuple(c for c, t in SAMPLE_COLUMNS.items() if t == "string")
+#: joins a row's tags into one string in dictionary reads (``Store.table(dictionary=True)``)
+TAG_SEP = "\x1f"
 
 #: Columns the samples table is always sorted by.
 SORT_KEYS = ("job", "build", "test_id", "metric")

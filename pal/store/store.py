@@ -30,7 +30,7 @@ import shutil
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping
 from urllib.parse import quote
 
 import pandas as pd
@@ -44,7 +44,7 @@ from pal.atomic import crash_point, is_temp, write_atomic, write_text_atomic
 from pal.store.lock import LOCK_NAME, StoreLock
 from pal.store.manifest import MANIFEST_NAME, Manifest, builds_frame, entry_of
 from pal.store.schema import (
-    READABLE_VERSIONS, SAMPLES_SCHEMA, SCHEMA_VERSION, SORT_KEYS, STRING_COLUMNS, arrow_to_samples, json_safe,
+    READABLE_VERSIONS, SAMPLES_SCHEMA, SCHEMA_VERSION, SORT_KEYS, STRING_COLUMNS, TAG_SEP, arrow_to_samples, json_safe,
     samples_to_arrow,
 )
 
@@ -89,33 +89,41 @@ def write_fragment(samples: pd.DataFrame | pa.Table, target: Path, *, step: str 
 
 
 def _schema(columns: list[str] | None, dictionary: bool) -> pa.Schema:
-    """SAMPLES_SCHEMA (or its ``columns``), string columns as dictionaries when ``dictionary``."""
+    """SAMPLES_SCHEMA (or its ``columns``), string columns and joined tags as dictionaries when ``dictionary``."""
     fields = [SAMPLES_SCHEMA.field(c) for c in (columns if columns is not None else SAMPLES_SCHEMA.names)]
     if dictionary:
-        fields = [f.with_type(pa.dictionary(pa.int32(), pa.string())) if f.name in STRING_COLUMNS else f
+        fields = [f.with_type(pa.dictionary(pa.int32(), pa.string())) if f.name in (*STRING_COLUMNS, "tags") else f
                   for f in fields]
     return pa.schema(fields)
 
 
-def _read_spans(pf: pq.ParquetFile, spans: list[tuple[int, int, int]], columns: list[str] | None) -> pa.Table:
-    """The rows of ``spans`` ((row group, offset, rows), in file order) of a compacted fragment:
-    the row groups holding them read once, then zero-copy slices (one per run of adjacent builds)."""
-    groups = sorted({g for g, _, _ in spans})
-    table = pf.read_row_groups(groups, columns=columns)
-    base, at = {}, 0
-    for g in groups:
-        base[g] = at
-        at += pf.metadata.row_group(g).num_rows
-    slices: list[list[int]] = []
-    for g, offset, rows in spans:
-        start = base[g] + offset
-        if slices and slices[-1][0] + slices[-1][1] == start:
-            slices[-1][1] += rows
-        else:
-            slices.append([start, rows])
-    if len(slices) == 1 and slices[0] == [0, table.num_rows]:
+def _join_tags(table: pa.Table) -> pa.Table:
+    """``tags`` (a list of strings per row) as one dictionary-encoded string per row, joined by TAG_SEP.
+
+    A CSIT test's ~30 tags repeat on every row of its series: as lists they are two thirds of a
+    window's bytes; joined and encoded as soon as they are read they are a 4-byte code per row."""
+    i = table.schema.get_field_index("tags")
+    if i < 0:
         return table
-    return pa.concat_tables([table.slice(a, n) for a, n in slices])
+    return table.set_column(i, "tags", pc.dictionary_encode(pc.binary_join(table["tags"], TAG_SEP)))
+
+
+def _read_spans(pf: pq.ParquetFile, spans: list[tuple[int, int, int]], columns: list[str] | None,
+                convert: Callable[[pa.Table], pa.Table]) -> pa.Table:
+    """The rows of ``spans`` ((row group, offset, rows), in file order) of a compacted fragment:
+    each row group holding them read once and ``convert``ed, then zero-copy slices of it (one per
+    run of adjacent builds). One group at a time: the read's transient buffers are a group's."""
+    parts: list[pa.Table] = []
+    for g in sorted({g for g, _, _ in spans}):
+        table = convert(pf.read_row_group(g, columns=columns))
+        slices: list[list[int]] = []
+        for _, offset, rows in (s for s in spans if s[0] == g):
+            if slices and slices[-1][0] + slices[-1][1] == offset:
+                slices[-1][1] += rows
+            else:
+                slices.append([offset, rows])
+        parts += [table] if slices == [[0, table.num_rows]] else [table.slice(a, n) for a, n in slices]
+    return parts[0] if len(parts) == 1 else pa.concat_tables(parts)
 
 
 def fragment_name(job: str, build: int, sha256: str) -> str:
@@ -281,7 +289,10 @@ class Store:
         ``builds`` (``(job, build)`` pairs) selects builds through the manifest: only their
         fragments, and in compacted fragments only their row groups, are read; nothing is read
         and then filtered away. ``dictionary``: string columns stay Arrow dictionaries (each
-        distinct value held once per fragment) instead of one UTF-8 copy per row.
+        distinct value held once per fragment) instead of one UTF-8 copy per row, and ``tags``
+        becomes one dictionary string per row, the row's tags joined by ``TAG_SEP`` (null for
+        no list). Such a read is done one row group at a time, so that its peak memory is the
+        result plus a row group per reading thread.
         """
         wanted = None if columns is None else list(columns)
         if isinstance(jobs, str):
@@ -302,6 +313,7 @@ class Store:
         if not pieces:
             return schema.empty_table()
         as_dict = [c for c in STRING_COLUMNS if columns is None or c in columns] if dictionary else None
+        convert = _join_tags if dictionary else (lambda t: t)
 
         def read(piece: tuple[str, list[tuple[int, int, int]] | None]) -> pa.Table:
             rel, spans = piece
@@ -309,9 +321,9 @@ class Store:
             try:
                 pf = pq.ParquetFile(path, read_dictionary=as_dict)
                 if spans is None:
-                    t = pf.read(columns=columns)
+                    t = convert(pf.read(columns=columns))
                 else:
-                    t = _read_spans(pf, spans, columns)
+                    t = _read_spans(pf, spans, columns, convert)
             except (OSError, pa.ArrowInvalid) as exc:
                 raise StoreError(f"{path}: cannot read a listed fragment ({exc})") from None
             return t.cast(schema) if t.schema != schema else t

@@ -89,6 +89,26 @@ def test_dictionary_read_holds_each_string_once_per_fragment(tmp_path):
     assert max(len(c.dictionary) for c in t["test_id"].chunks) == 3
 
 
+def test_dictionary_read_joins_each_rows_tags_once_read(tmp_path, monkeypatch):
+    """Tags arrive as one dictionary string per row, joined by TAG_SEP, from single-build fragments
+    and from row groups of compacted ones alike (read a group at a time, then sliced)."""
+    import pal.store.store
+    from pal.store.schema import TAG_SEP
+
+    monkeypatch.setattr(pal.store.store, "GROUP_ROWS", 6)  # row groups of two builds
+    store = filled(tmp_path / "s", builds=6)
+    store.vacuum(target_rows=9)
+    store.insert(make_samples(A, 7), make_meta(A, 7), "7" * 64)  # and one single-build fragment
+    chosen = [(A, 2), (A, 3), (A, 5), (A, 7), (B, 1)]
+    plain = store.table(columns=["build", "tags"], builds=chosen)["tags"].to_pylist()
+    t = store.table(columns=["build", "tags"], builds=chosen, dictionary=True)
+    assert str(t.schema.field("tags").type) == "dictionary<values=string, indices=int32, ordered=0>"
+    joined = t["tags"].to_pylist()
+    assert sorted(joined[:3]) == ["", "2T1C" + TAG_SEP + "64B" + TAG_SEP + "MRR", "MRR"]  # a build's 3 rows
+    assert [None if j is None else (j.split(TAG_SEP) if j else []) for j in joined] == plain
+    assert t["build"].to_pylist() == [2] * 3 + [3] * 3 + [5] * 3 + [7] * 3 + [1] * 3
+
+
 def test_replacing_a_compacted_build_keeps_the_others(tmp_path):
     store = filled(tmp_path / "s", builds=3)
     store.vacuum()
