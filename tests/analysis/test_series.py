@@ -83,3 +83,32 @@ def test_trials_reach_a_detector_that_reads_them():
     r = analyse_one(inp, spec.test_sets[0], False)
     assert r.verdict == "regression"
     assert r.bands["wda_centre"][-1] == pytest.approx(1e6)  # the median of the trial medians, not 3.25e6
+
+
+@pytest.mark.parametrize("categorical", [False, True])
+def test_test_sets_are_assigned_first_match_by_job_metric_id_and_tags(categorical):
+    """The first test set whose jobs, metrics and selection all hold takes a row; plain string
+    columns and the history's categoricals give the same answer."""
+    from pal.analysis.series import assign_test_sets
+    from pal.select import Selection
+
+    mrr, ndr = "csit-vpp-perf-mrr-daily-master-2n-icx", "csit-vpp-perf-ndrpdr-weekly-master-3n-icx"
+    rows = [  # (job, test id, metric, tags) -> expected test set
+        ((mrr, "ip4.a", "mrr", ("MRR", "2C")), "two-cores"),
+        ((mrr, "ip4.b", "mrr", ("MRR", "1C")), "mrr"),
+        ((mrr, "ip6.a", "mrr", ("MRR", "2C")), "two-cores"),
+        ((mrr, "ip4.a", "latency", ("MRR", "2C")), ""),  # no test set takes this metric
+        ((ndr, "ip4.a", "ndr", ("NDRPDR", "2C")), "ndr"),
+        ((ndr, "ip4.a", "mrr", ("NDRPDR", "2C")), ""),  # mrr sets take only the mrr job
+        ((mrr, "ip4.c", "mrr", ()), "mrr"),
+        ((mrr, "ip4.d", None, ("MRR",)), ""),  # no metric
+    ]
+    df = pd.DataFrame([{"job": j, "test_id": t, "metric": m, "tags": g} for (j, t, m, g), _ in rows])
+    if categorical:
+        for c in ("job", "test_id", "metric"):
+            df[c] = df[c].astype("category")
+    spec = Spec(name="t", jobs=[JobSpec(mrr), JobSpec(ndr)], sources=[SourceSpec("l", "local", path=".")],
+                test_sets=[TestSet("two-cores", jobs=[".*-mrr-.*"], select=Selection(tags="2C")),
+                           TestSet("mrr", jobs=[".*-mrr-.*"], select=Selection(id_regex=r"^ip4\.")),
+                           TestSet("ndr", jobs=[".*-ndrpdr-.*"], metrics=["ndr", "pdr"])])
+    assert assign_test_sets(df, spec).tolist() == [want for _, want in rows]
