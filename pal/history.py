@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from pal.memory import release_memory
 from pal.report import RunReport
 from pal.spec import Spec
 
@@ -80,9 +81,7 @@ def _read_window(store: Any, jobs: list[str], builds: pd.DataFrame, trials: bool
             samples[col] = dictionary_to_categorical(table[col])
     samples["tags"] = _shared_tags(table["tags"])
     del table
-    # Arrow's allocator keeps the freed read buffers (and the reading threads' heaps) mapped:
-    # hand them back, or the whole run carries the read's peak (~600 MB at CSIT scale).
-    pa.default_memory_pool().release_unused()
+    release_memory()  # the read's buffers, or the whole run would carry the read's peak
     return samples[columns]
 
 

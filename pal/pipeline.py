@@ -21,6 +21,7 @@ from pal.analysis.series import analyse_all, single_testbed_jobs, split_series
 from pal.fingerprint import RunRecord, apply_delta, report_delta, run_fingerprint, save_record, unchanged_run
 from pal.atomic import write_text_atomic
 from pal.model import BuildFile, SeriesResult
+from pal.memory import release_memory
 from pal.progress import Steps
 from pal.report import RunReport
 from pal.spec import Spec
@@ -197,7 +198,10 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
             history = load_history(spec, store, now, report)
             _check_upstream(options.upstream, history, report)
             on_executor = workers >= ANALYSE_MIN_WORKERS or (kind == "dask" and bool(scheduler))
+            if not on_executor:
+                executor.close()  # the parse workers' memory is not the analysis's to carry
             results = analyse(spec, history, report, executor if on_executor else None)
+            release_memory()  # the series inputs and the split's transients
             steps.done(f"{len(results)} series from {len(history.builds)} builds")
 
         steps.start("alerts")
@@ -206,6 +210,7 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
         if not options.download:
             _restore_download_problems(store, report)
         paths = write_alert_outputs(out_dir, alerts, results, history.builds, history.samples, spec, report)
+        release_memory()  # the exports' frames
         new_regressions = sum(1 for a in alerts if a.kind == "regression" and a.status == "new")
         steps.done(f"{len(alerts)} alerts ({new_regressions} new regressions), {len(paths)} files")
 

@@ -291,6 +291,7 @@ def json_bytes(df: pd.DataFrame) -> bytes:
 # ---------------------------------------------------------------------------
 
 PARTS_DIR = ".parts"
+EXPORT_BATCH_ROWS = 100_000  # rows per row group of series.parquet (and per read of a part)
 _PART = re.compile(r"^(?P<digest>[0-9a-f]{40})\.(?P<fmt>csv|parquet)$")
 
 
@@ -402,12 +403,14 @@ class SeriesExports:
             write_atomic(target, cat)
         else:
             def stream(tmp: Path) -> None:
-                """The parts' row groups one part at a time: memory is one part, not the whole export."""
+                """The parts' rows in batches of EXPORT_BATCH_ROWS (a row group each): memory is a
+                batch, not the whole export."""
                 schema = pq.read_schema(parts[0]) if parts else \
                     pa.Table.from_pandas(series_frame([], self.builds), preserve_index=False).schema
                 with pq.ParquetWriter(tmp, schema, compression="zstd") as writer:
                     for part in parts:
-                        writer.write_table(pq.read_table(part).cast(schema))
+                        for batch in pq.ParquetFile(part).iter_batches(batch_size=EXPORT_BATCH_ROWS):
+                            writer.write_table(pa.Table.from_batches([batch]).cast(schema))
 
             write_atomic(target, stream)
         self._prune(fmt, {p.name for p in parts})

@@ -33,6 +33,7 @@ import math
 import re
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 from pal.alerts.build import BuildFacts, short_test_name
@@ -296,19 +297,23 @@ def failed_tests_text(results: list[SeriesResult], samples: pd.DataFrame | None,
         sets_of.setdefault((r.key.job, r.key.test_id), r.test_set)
         attrs_of.setdefault((r.key.job, r.key.test_id), r.attrs)
     have = samples is not None and not samples.empty
+    build_of_row = samples["build"].to_numpy() if have else None
     lines: list[str] = []
     for blk in blocks:
         rows = []
         counted = False
         passed_n = 0
         if have and blk.build is not None:
-            mine = samples[(samples["job"].astype("string") == blk.job) & (samples["build"] == blk.build)]
+            mine = samples.iloc[np.flatnonzero(build_of_row == blk.build)]  # the build's rows, then the job's
+            mine = mine[(mine["job"].astype(str) == blk.job).to_numpy(dtype=bool)]
             mine = mine[[sets_of.get((blk.job, str(t))) == blk.test_set for t in mine["test_id"]]]
-            status = mine.groupby("test_id")["status"].agg(lambda s: "FAIL" if (s.astype("string") == "FAIL").any()
-                                                           else "PASS")
-            counted = not status.empty
-            passed_n = int((status == "PASS").sum())
-            fails = mine[mine["status"].astype("string") == "FAIL"]
+            # a test failed in the build when any of its rows did; the others passed
+            ids = mine["test_id"].astype(str).to_numpy(dtype=object)
+            failed_row = (mine["status"].astype(str) == "FAIL").to_numpy(dtype=bool)
+            tests = set(ids.tolist())
+            counted = bool(tests)
+            passed_n = len(tests - set(ids[failed_row].tolist()))
+            fails = mine[failed_row]
             fails = fails.sort_values(["test_id", "metric"], kind="stable").drop_duplicates("test_id")
             for rec in fails.to_dict("records"):
                 tid = str(rec["test_id"])

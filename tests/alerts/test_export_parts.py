@@ -74,3 +74,20 @@ def test_a_changed_build_fact_changes_the_part(tmp_path):
     ex.write("csv", tmp_path / "exports" / "series.csv")
     assert ex.formatted == [SPR]
     assert (tmp_path / "exports" / "series.csv").read_bytes() == csv_bytes(series_frame(results, builds))
+
+
+def test_parquet_is_streamed_in_batches_and_still_equals_the_frame(tmp_path, monkeypatch):
+    """series.parquet is written batch by batch (memory: a batch, not the export): rows, order
+    and types are the whole frame's, in row groups of at most EXPORT_BATCH_ROWS."""
+    import pyarrow.parquet as pq
+
+    import pal.alerts.export
+
+    monkeypatch.setattr(pal.alerts.export, "EXPORT_BATCH_ROWS", 2)
+    results = history()
+    _, builds = write_all(tmp_path, results)
+    path = tmp_path / "exports" / "series.parquet"
+    pd.testing.assert_frame_equal(pd.read_parquet(path), series_frame(results, builds))
+    meta = pq.ParquetFile(path).metadata
+    sizes = [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]
+    assert max(sizes) == 2 and sum(sizes) == len(series_frame(results, builds))
