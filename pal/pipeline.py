@@ -158,6 +158,7 @@ def decide_alerts(spec: Spec, store: Any, results: list[SeriesResult], history: 
 def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
     """All stages; problems with single builds or tests are in the report, not exceptions."""
     from pal.alerts import write_alert_outputs
+    from pal.alerts.build import remembered
     from pal.executor import make_executor
     from pal.render import page_digests, render_site
     from pal.store import Store
@@ -229,7 +230,7 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
         store.save_state(DIGEST_STATE, digests)
         if options.download:  # a re-render (pal render) never changes alert state: new stays new
             store.save_state(ALERTS_INPUT_STATE, {"alerts": previous})
-            store.save_alerts([a.to_dict() for a in alerts])
+            store.save_alerts(remembered(previous, [a.to_dict() for a in alerts], _window_builds(history)))
             store.save_state(DOWNLOAD_STATE, {"problems": [dataclasses.asdict(p) for p in report.problems
                                                            if p.stage == "download"]})
     write_text_atomic(out_dir / "report.json", report.to_json())
@@ -275,6 +276,14 @@ def _check_upstream(upstream: tuple[str, int] | None, history: History, report: 
                    "history (not in the spec's jobs, outside its window, or not downloadable)", severity="warning")
     else:
         report.count("upstream.analysed")
+
+
+def _window_builds(history: History) -> dict[str, set[int]]:
+    """{job: its builds in the analysed window}: how long a gone alert is remembered."""
+    out: dict[str, set[int]] = {}
+    for job, build in zip(history.builds["job"].astype(str), history.builds["build"].astype(int)):
+        out.setdefault(job, set()).add(int(build))
+    return out
 
 
 def _page_key(r: SeriesResult) -> str:

@@ -15,6 +15,11 @@ Rules (docs/alerts.md has the long form):
   can move a group boundary by a run or two; the id follows the build, the match does not).
   Each previous alert continues one change only (its own id first, then the nearest), so a
   rerun on the same data gives the same alerts.
+* Remembered: an alert that leaves the alerts (its change filtered out for a while, as later
+  runs move levels) is kept in the saved state, marked ``gone``, while its first bad build is
+  in the analysed window (``remembered``). When the change comes back it continues that alert
+  (ongoing), so nobody is told the same change twice. In the daily replay of the honest set
+  this halved the alerts sent twice (docs/accuracy.md).
 * Acked: the id, or the id the previous run gave the same change, is in acks.yaml.
 """
 
@@ -22,7 +27,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from typing import Any
+from typing import Any, Container, Mapping
 
 import numpy as np
 import pandas as pd
@@ -141,6 +146,28 @@ def continued(key: SeriesKey, builds: np.ndarray, changes: list[Change], previou
     with the very same decision.
     """
     return _Previous(previous).assign(key, builds, changes)
+
+
+def remembered(previous: list[dict] | None, alerts: list[dict], window: Mapping[str, Container[int]]) -> list[dict]:
+    """What a run saves as the alerts the next run continues: this run's ``alerts`` (dicts), then
+    the previous entries no alert of this run continues, marked ``"gone": True``, while their
+    first bad build is one of their job's builds in ``window`` ({job: builds}); a change whose
+    first bad build left the window can no longer be matched, so its entry goes.
+
+    ``pal run`` and the accuracy harness's daily replay both save this, so that a change that
+    vanishes for a few runs and comes back is ongoing in both.
+    """
+    out = [dict(a, gone=False) for a in alerts]
+    continued_ids = {str(a["previous_id"]) for a in alerts if a.get("previous_id")}
+    continued_ids |= {str(a["id"]) for a in alerts}
+    for d in previous or []:
+        if not isinstance(d, dict) or "id" not in d or str(d["id"]) in continued_ids:
+            continue
+        fb = (d.get("evidence") or {}).get("first_bad_build")
+        if fb is not None and int(fb) in window.get(str(d.get("job")), ()):
+            out.append(dict(d, gone=True))
+            continued_ids.add(str(d["id"]))
+    return out
 
 
 def build_alerts(results: list[SeriesResult], builds: pd.DataFrame, samples: pd.DataFrame | None, spec: Spec,

@@ -100,11 +100,17 @@ def transient_runs(values: np.ndarray, changes: list[Change], confirm_runs: int)
     """Valid runs of levels that held fewer than ``confirm_runs`` runs and were then left again.
 
     These are the one-run dips (and other short excursions) that reverted or moved on; the last
-    level is never transient, it may simply be new.
+    level is never transient, it may simply be new. The first level too: a series whose first
+    valid run stands apart from the next ones has no level before it to have changed from (an
+    isolated first run has one neighbour only, ``isolated_runs`` cannot see it).
     """
     x = np.asarray(values, dtype=np.float64)
     ordered = sorted(changes, key=lambda c: c.index)
     out: list[int] = []
+    if ordered:
+        head = [i for i in range(ordered[0].index) if not math.isnan(x[i])]
+        if 0 < len(head) < confirm_runs:
+            out.extend(head)
     for j, cp in enumerate(ordered[:-1]):
         if cp.runs < confirm_runs:
             stop = ordered[j + 1].index

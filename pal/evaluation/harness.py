@@ -80,9 +80,10 @@ def online_alerts(test_set: TestSet, s: LabelledSeries, start: int = 10, detecto
 
     At each run, the history up to it is analysed; an alertable change becomes an alert when
     it is recent or continues one of the previous run's alerts, and counts as detected at
-    the run where it is new (``pal.alerts.build.continued`` decides new vs ongoing).
+    the run where it is new (``pal.alerts.build.continued`` decides new vs ongoing; the
+    alerts carried to the next run are ``pal.alerts.build.remembered``'s, as ``pal run`` saves).
     """
-    from pal.alerts.build import continued
+    from pal.alerts.build import continued, remembered
     from pal.alerts.model import alert_id
 
     det = detector or detector_of(test_set)
@@ -102,9 +103,9 @@ def online_alerts(test_set: TestSet, s: LabelledSeries, start: int = 10, detecto
             if prev_id is None:
                 sent.append(Detected(c.index, c.kind, t))
             current.append({"id": alert_id(key, int(c.first_bad_build), c.kind), "job": key.job,
-                            "test_id": key.test_id, "metric": key.metric, "kind": c.kind,
+                            "test_id": key.test_id, "metric": key.metric, "kind": c.kind, "previous_id": prev_id,
                             "evidence": {"first_bad_build": int(c.first_bad_build)}})
-        previous = current
+        previous = remembered(previous, current, {key.job: range(t + 1)})
     return sent
 
 

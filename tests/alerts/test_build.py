@@ -125,6 +125,29 @@ def test_moved_boundary_is_still_the_same_change_and_keeps_its_ack():
     assert b.status == NEW and b.previous_id is None
 
 
+def test_a_change_that_vanishes_for_a_run_is_ongoing_when_it_comes_back():
+    """Day 1 alerts a regression at build 120; on day 2 the change is not alertable (filtered),
+    so no alert continues it; on day 3 it is back: ongoing, not told again, with its ack."""
+    from pal.alerts.build import remembered
+
+    r = make_result(flat(30e6, 20, 0.1e6) + [27e6] * 3, (20,))
+    (day1,) = _run([r])
+    assert (day1.status, day1.evidence.first_bad_build) == (NEW, 120)
+    window = {ICX: set(range(100, 124))}
+    saved = remembered(None, [day1.to_dict()], window)
+    assert [(d["id"], d["gone"]) for d in saved] == [(day1.id, False)]
+    saved = remembered(saved, [], window)  # day 2: no alert of this series
+    assert [(d["id"], d["gone"]) for d in saved] == [(day1.id, True)]
+    (day3,) = _run([r], previous=saved, acks={day1.id: "VPP-2051"})
+    assert (day3.id, day3.status, day3.acked) == (day1.id, ONGOING, True)
+    # without the memory the same change would be new again
+    assert _run([r], previous=[])[0].status == NEW
+    # a gone alert continued by this run is saved once, as this run's alert
+    assert [(d["id"], d["gone"]) for d in remembered(saved, [day3.to_dict()], window)] == [(day1.id, False)]
+    # once its first bad build has left the window, it is forgotten
+    assert remembered(saved, [], {ICX: set(range(121, 130))}) == []
+
+
 def test_acks_mark_alert_and_it_never_fails():
     ack_id = alert_id(ACKED_KEY, 120, "regression")
     alerts = _run(run_results(), acks={ack_id: "known: NIC firmware, CSIT-1234"})

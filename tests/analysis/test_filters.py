@@ -194,3 +194,20 @@ def test_sequential_confirmation_counts_only_runs_clearly_at_the_new_level():
     pending = np.array([100.0] * 20 + [95.0, 99.5])
     assert filter_changes(pending, [Change(20, "regression", 100.0, 95.0, 2, 20)], +1, confirm_runs=2,
                           confirm_sigma=2.5, noise=1.0) == []
+
+
+def test_a_lone_first_run_is_transient_and_never_an_alert():
+    """A new test whose first run is off (set-up, warm-up) has no level before it: masked with
+    confirm_runs 2, not alerted; a head of two runs is a level of its own and stays."""
+    cps = [Change(1, "progression", 80.0, 100.0, 30, 1)]
+    values = np.array([80.0] + [100.0] * 30)
+    assert transient_runs(values, cps, 2) == [0]
+    assert transient_runs(np.array([np.nan, 80.0] + [100.0] * 30), [Change(2, "progression", 80.0, 100.0, 30, 2)], 2) == [1]
+    assert transient_runs(np.array([80.0, 80.0] + [100.0] * 30), [Change(2, "progression", 80.0, 100.0, 30, 2)], 2) == []
+    assert transient_runs(values, cps, 1) == []
+    wobble = np.where(np.arange(40) % 2 == 0, 0.3, -0.3)
+    series = 100.0 + wobble
+    series[0] = 70.0
+    mdl = get_detector("mdl")
+    assert [c.index for c in mdl.detect(series, +1).changes] == [1]  # the raw detector splits it off
+    assert alertable_changes(mdl, series, +1, min_change_pct=1.0, confirm_runs=2) == []
