@@ -57,7 +57,12 @@ def filter_changes(
     only runs of the new level at least ``confirm_sigma``·``noise`` beyond ``before``, the way
     the level moved, count towards ``confirm_runs``; the change is reported at the run that
     completes the count and is pending until then. A spike followed by one ordinary run is
-    not two runs of a new level; a large step is confirmed as fast as before.
+    not two runs of a new level; a large step is confirmed as fast as before. A new *last*
+    level less than ``TAIL_SMALL_SD`` noise sd from the one before needs ``TAIL_CONFIRM_RUNS``
+    such runs: two or three heavy-tailed runs in a row look like a small step for a day or two
+    (what a daily job would mail and take back); a level that was left again is complete and
+    needs ``confirm_runs`` only, and so does a change the shift or excursion test found (its
+    evidence is a z over many runs, and ``SHIFT_TAIL_FACTOR`` already holds a tail shift back).
     """
     if confirm_runs < 1 or min_change_pct < 0:
         raise ValueError(f"filter_changes: confirm_runs={confirm_runs} (>= 1), min_change_pct={min_change_pct} (>= 0)")
@@ -85,9 +90,12 @@ def filter_changes(
         if confirm_sigma > 0 and noise > 0 and confirm_runs > 1:
             seg = x[cp.index : max(nxt, cp.index + 1)]
             beyond = np.flatnonzero((seg - before) * math.copysign(1.0, after - before) >= confirm_sigma * noise)
-            if len(beyond) < confirm_runs:
+            need = confirm_runs
+            if j + 1 == len(ordered) and abs(after - before) < TAIL_SMALL_SD * noise and not cp.evidence.get("test"):
+                need = max(need, TAIL_CONFIRM_RUNS)  # a small new level at the end: wait for more runs
+            if len(beyond) < need:
                 continue  # not (yet) enough runs clearly at the new level
-            confirm_at = max(confirm_at, cp.index + int(beyond[confirm_runs - 1]))
+            confirm_at = max(confirm_at, cp.index + int(beyond[need - 1]))
         ev = dict(cp.evidence, detector_before=cp.before, detector_after=cp.after,
                   min_change_pct=min_change_pct, confirm_runs=confirm_runs)
         kept.append(replace(cp, before=before, after=after, before_stdev=before_sd, after_stdev=after_sd,
@@ -180,6 +188,8 @@ CONFIRM_SIGMA = 2.5  # sequential confirmation: a confirming run is this many no
 SHIFT_MIN_RUNS = 8  # valid runs on each side of a sustained shift
 SHIFT_TAIL_FACTOR = 2  # ... times this after a shift into the series' last level
 EXCURSION_RUNS = (3, 10)
+TAIL_SMALL_SD = 5.0  # a new last level closer than this many noise sd to the one before ...
+TAIL_CONFIRM_RUNS = 5  # ... needs this many confirming runs (a large step: confirm_runs)
 
 
 def run_noise(values: np.ndarray) -> float:

@@ -211,3 +211,26 @@ def test_a_lone_first_run_is_transient_and_never_an_alert():
     mdl = get_detector("mdl")
     assert [c.index for c in mdl.detect(series, +1).changes] == [1]  # the raw detector splits it off
     assert alertable_changes(mdl, series, +1, min_change_pct=1.0, confirm_runs=2) == []
+
+
+def test_a_small_new_last_level_waits_for_more_runs_a_large_one_does_not():
+    """Sequential confirmation (noise 1, 2.5 sd per confirming run): a last level 3 sd down needs
+    TAIL_CONFIRM_RUNS runs beyond 2.5 sd, a 10 sd step two; a small level that was left again
+    is complete and needs two."""
+    from pal.analysis.filters import CONFIRM_SIGMA, TAIL_CONFIRM_RUNS, TAIL_SMALL_SD
+
+    assert TAIL_SMALL_SD > 3.0 and TAIL_CONFIRM_RUNS > 2
+
+    def kept(tail: list[float], after: list[float] | None = None) -> list[int]:
+        values = np.array([100.0] * 30 + tail + (after or []))
+        cps = [Change(30, "regression", 100.0, float(np.mean(tail)), len(tail), 31)]
+        if after:
+            cps.append(Change(30 + len(tail), "progression", float(np.mean(tail)), 100.0, len(after), 30 + len(tail)))
+        out = filter_changes(values, cps, +1, confirm_runs=2, confirm_sigma=CONFIRM_SIGMA, noise=1.0)
+        return [c.reported_at for c in out if c.kind == "regression"]
+
+    small = [97.0] * TAIL_CONFIRM_RUNS
+    assert kept(small[:-1]) == []  # pending: one confirming run short
+    assert kept(small) == [30 + TAIL_CONFIRM_RUNS - 1]
+    assert kept([90.0, 90.0]) == [31]  # 10 sd: confirmed by two runs
+    assert kept([97.0, 97.0, 97.0], after=[100.0] * 20) == [31]  # left again: two runs suffice
