@@ -187,6 +187,9 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
         steps.start("parse", f"{len(files)} builds, executor {kind}")
         with make_executor(kind, workers=workers, scheduler=scheduler) as executor:
             parsed = ingest(spec, store, files, report, executor, full=options.full)
+            on_executor = workers >= ANALYSE_MIN_WORKERS or (kind == "dask" and bool(scheduler))
+            if not on_executor:
+                executor.close()  # the parse workers' memory is not the later stages' to carry
             steps.done(f"{parsed} builds parsed, {len(files) - parsed} already stored, "
                        f"{len(report.errors('parse'))} unreadable")
             fp = run_fingerprint(spec, store, now, report, options.upstream, again=not options.download)
@@ -198,9 +201,6 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
             steps.start("analyse", "history from the store")
             history = load_history(spec, store, now, report)
             _check_upstream(options.upstream, history, report)
-            on_executor = workers >= ANALYSE_MIN_WORKERS or (kind == "dask" and bool(scheduler))
-            if not on_executor:
-                executor.close()  # the parse workers' memory is not the analysis's to carry
             results = analyse(spec, history, report, executor if on_executor else None)
             release_memory()  # the series inputs and the split's transients
             steps.done(f"{len(results)} series from {len(history.builds)} builds")

@@ -292,6 +292,7 @@ def json_bytes(df: pd.DataFrame) -> bytes:
 
 PARTS_DIR = ".parts"
 EXPORT_BATCH_ROWS = 100_000  # rows per row group of series.parquet (and per read of a part)
+EXPORT_CHUNK_SERIES = 500  # series formatted at a time into a job's part
 _PART = re.compile(r"^(?P<digest>[0-9a-f]{40})\.(?P<fmt>csv|parquet)$")
 
 
@@ -355,32 +356,48 @@ class SeriesExports:
             self._digests[job] = job_digest(self._by_job[job], self._job_builds(job), self._version)
         return self._digests[job]
 
-    def frame(self, job: str) -> pd.DataFrame:
-        return series_frame(self._by_job[job], self._job_builds(job))
+    def _frames(self, job: str) -> Iterator[pd.DataFrame]:
+        """The job's rows as frames of EXPORT_CHUNK_SERIES series each, in export order: a part is
+        written chunk by chunk, so its memory is a chunk's, not the job's (250,000 rows a job)."""
+        ordered = sorted(self._by_job[job], key=lambda r: (r.key.job, r.key.test_id, r.key.metric))
+        builds = self._job_builds(job)
+        for i in range(0, max(len(ordered), 1), EXPORT_CHUNK_SERIES):
+            yield series_frame(ordered[i:i + EXPORT_CHUNK_SERIES], builds)
 
     def _part(self, job: str, fmt: str) -> Path:
         """The job's part in ``fmt``, made (atomically) when no earlier run left it."""
         path = self.parts / f"{self.digest(job)}.{fmt}"
         if path.exists():
             return path
-        df = self.frame(job)
         if fmt == "csv":
-            header = csvtext.csv_line([str(c) for c in df.columns]).encode("utf-8")
+            header = csvtext.csv_line(EXPORT_COLUMNS).encode("utf-8")
 
             def body(tmp: Path) -> None:
                 with open(tmp, "wb") as fh:
-                    pieces = csv_chunks(df)
-                    first = bytes(next(pieces))
-                    if not first.startswith(header):
-                        raise ValueError(f"export of {job}: unexpected CSV header")
-                    fh.write(first[len(header):])
-                    for piece in pieces:
-                        fh.write(piece)
+                    for df in self._frames(job):
+                        pieces = csv_chunks(df)
+                        first = bytes(next(pieces))
+                        if not first.startswith(header):
+                            raise ValueError(f"export of {job}: unexpected CSV header")
+                        fh.write(first[len(header):])
+                        for piece in pieces:
+                            fh.write(piece)
 
             write_atomic(path, body)
         else:
-            table = pa.Table.from_pandas(df, preserve_index=False)
-            write_atomic(path, lambda tmp: pq.write_table(table, tmp, compression="zstd"))
+            def rows(tmp: Path) -> None:
+                writer = None
+                try:
+                    for df in self._frames(job):
+                        table = pa.Table.from_pandas(df, preserve_index=False)
+                        if writer is None:
+                            writer = pq.ParquetWriter(tmp, table.schema, compression="zstd")
+                        writer.write_table(table.cast(writer.schema))
+                finally:
+                    if writer is not None:
+                        writer.close()
+
+            write_atomic(path, rows)
         self.formatted.append(job)
         return path
 

@@ -91,3 +91,16 @@ def test_parquet_is_streamed_in_batches_and_still_equals_the_frame(tmp_path, mon
     meta = pq.ParquetFile(path).metadata
     sizes = [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]
     assert max(sizes) == 2 and sum(sizes) == len(series_frame(results, builds))
+
+
+def test_parts_are_formatted_a_few_series_at_a_time_with_the_same_bytes(tmp_path, monkeypatch):
+    """A job's part is written chunk by chunk (memory: a chunk of series, not the job): with one
+    series a chunk, series.csv is still byte for byte the whole frame's, series.parquet its rows."""
+    import pal.alerts.export
+
+    monkeypatch.setattr(pal.alerts.export, "EXPORT_CHUNK_SERIES", 1)
+    results = history()
+    _, builds = write_all(tmp_path, results)
+    whole = series_frame(results, builds)
+    assert (tmp_path / "exports" / "series.csv").read_bytes() == csv_bytes(whole)
+    pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "exports" / "series.parquet"), whole)
