@@ -58,8 +58,17 @@ def _number(token: str) -> float | None:
     return float(token) if _STRICT_FLOAT.fullmatch(token) else None
 
 
+_STRICT_LIST = re.compile(rf"[ \t]*{_STRICT_FLOAT.pattern}[ \t]*(?:,[ \t]*{_STRICT_FLOAT.pattern}[ \t]*)*",
+                          re.ASCII | re.IGNORECASE)
+
+
 def _floats(text: str) -> list[float] | None:
-    """The items of a ``[a, b, ...]`` list; None when any item (an empty one too) is not a number."""
+    """The items of a ``[a, b, ...]`` list; None when any item (an empty one too) is not a number.
+
+    A list of plain numbers is checked by one match (the hot path: ten trials in every MRR
+    message); anything else item by item, with the same verdict."""
+    if _STRICT_LIST.fullmatch(text):
+        return [float(s) for s in text.split(",")]
     if not text.strip():
         return None
     values = [_number(s.strip()) for s in text.split(",")]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+import hypothesis
+import hypothesis.strategies
 import pytest
 
 from pal.parse.messages import PARSERS, parse_message
@@ -209,3 +211,27 @@ def test_generations_table_in_the_docs_names_every_parser():
     doc = (Path(__file__).resolve().parents[2] / "docs" / "formats.md").read_text(encoding="utf-8")
     for p in PARSERS:
         assert f"`{p.name}`" in doc, p.name
+
+
+def _floats_item_by_item(text: str):
+    """The list reading as it was, item by item: the reference for the one-match fast path."""
+    from pal.parse.messages import _number
+
+    if not text.strip():
+        return None
+    values = [_number(s.strip()) for s in text.split(",")]
+    return None if any(v is None for v in values) else values
+
+
+@hypothesis.settings(max_examples=400, deadline=None)
+@hypothesis.given(hypothesis.strategies.text(alphabet="0123456789.,+-eEnaifNIty \t\u00a0\u0663_x", max_size=40))
+def test_trial_lists_read_by_one_match_as_item_by_item(text):
+    """A trial list is read with one match when it is plain; any text gives the same verdict
+    and the same numbers as reading each item strictly (NaN compared as NaN)."""
+    from pal.parse.messages import _floats
+
+    got, want = _floats(text), _floats_item_by_item(text)
+    assert (got is None) == (want is None)
+    if got is not None:
+        assert len(got) == len(want)
+        assert all(a == b or (math.isnan(a) and math.isnan(b)) for a, b in zip(got, want))
