@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Literal
 
 from pal.progress import Progress
+from pal.memory import release_memory
 
 log = logging.getLogger("pal")
 
@@ -36,6 +37,19 @@ def _call(fn: Callable[[Any], Any], item: Any) -> Any:
         return fn(item)
     except Exception as exc:  # noqa: BLE001 - one bad item must not end the run
         return Failed(item, f"{type(exc).__name__}: {exc}", traceback.format_exc())
+
+
+def _call_in_worker(fn: Callable[[Any], Any], item: Any) -> Any:
+    """``_call`` in a pool or cluster worker, which then hands the item's freed memory back.
+
+    A worker parses thousands of archives: without this its heap keeps what every parse freed
+    (670 MB after 2,140 CSIT-scale builds), and a Dask worker with a 1 GB limit pauses at 80 %
+    and the run waits for it forever (seen with a year of history on two workers).
+    """
+    try:
+        return _call(fn, item)
+    finally:
+        release_memory()
 
 
 class Executor:
@@ -104,7 +118,7 @@ class LocalExecutor(Executor):
              progress: Progress, last_try: bool = False) -> list[int]:
         """Run ``items[indices]`` in the pool; return the indices lost to a broken pool (to retry)."""
         pool = self._get_pool()
-        futures = {pool.submit(_call, fn, items[i]): i for i in indices}
+        futures = {pool.submit(_call_in_worker, fn, items[i]): i for i in indices}
         lost: list[int] = []
         broken = False
         for fut in cf.as_completed(futures):
@@ -159,15 +173,18 @@ class DaskExecutor(Executor):
         progress = Progress(label, len(items))
         if not items:
             return []
-        futures = self.client.map(_call, [fn] * len(items), items, pure=False)
+        futures = self.client.map(_call_in_worker, [fn] * len(items), items, pure=False)
         index = {f.key: i for i, f in enumerate(futures)}
+        pending = as_completed(futures)
+        del futures  # each result is released from its worker once fetched, not all at the end
         out: list[Any] = [None] * len(items)
-        for fut in as_completed(futures):
+        for fut in pending:
             i = index[fut.key]
             try:
                 out[i] = fut.result()
             except Exception as exc:  # noqa: BLE001 - a killed worker, an unpicklable result
                 out[i] = Failed(items[i], f"{type(exc).__name__}: {exc}")
+            fut.release()
             progress.advance()
         return out
 

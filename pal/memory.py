@@ -12,6 +12,7 @@ import ctypes
 import ctypes.util
 import functools
 import logging
+import sys
 
 log = logging.getLogger(__name__)
 
@@ -30,10 +31,11 @@ def _libc_trim() -> "ctypes._CFuncPtr | None":
 
 
 def release_memory() -> None:
-    """Return freed memory of Arrow's pool and of malloc to the system (a no-op where unsupported)."""
-    import pyarrow as pa
-
-    pa.default_memory_pool().release_unused()
+    """Return freed memory of Arrow's pool (when Arrow is loaded) and of malloc to the system
+    (a no-op where unsupported)."""
+    pa = sys.modules.get("pyarrow")
+    if pa is not None:
+        pa.default_memory_pool().release_unused()
     trim = _libc_trim()
     if trim is not None:
         trim(0)

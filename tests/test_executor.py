@@ -91,6 +91,18 @@ def _pid(_: int) -> int:
     return os.getpid()
 
 
+def test_a_worker_hands_back_what_each_item_freed(monkeypatch):
+    """Pool and cluster workers call ``release_memory`` after every item, also after a failure
+    (without it a Dask worker kept 670 MB after 2,140 parses and paused at its limit for good)."""
+    import pal.executor
+
+    calls = []
+    monkeypatch.setattr(pal.executor, "release_memory", lambda: calls.append(1))
+    assert pal.executor._call_in_worker(square_or_fail, 3) == 9
+    assert isinstance(pal.executor._call_in_worker(square_or_fail, 7), Failed)
+    assert len(calls) == 2
+
+
 def _ingest(args: tuple) -> Fragment:
     build_file, staging = args
     return parse_to_fragment(build_file, staging, {"testbeds": {}}, parse_fn=fake_parse)
