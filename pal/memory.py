@@ -11,31 +11,43 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import functools
-import logging
 import sys
-
-log = logging.getLogger(__name__)
 
 
 @functools.lru_cache(maxsize=1)
-def _libc_trim() -> "ctypes._CFuncPtr | None":
-    """glibc's ``malloc_trim``, or None where there is none (musl, macOS)."""
+def _libc() -> "ctypes.CDLL | None":
+    """glibc with ``malloc_trim`` and ``mallinfo2`` typed, or None where they are missing (musl, macOS, old glibc)."""
     name = ctypes.util.find_library("c")
     try:
-        trim = ctypes.CDLL(name).malloc_trim if name else None
+        libc = ctypes.CDLL(name) if name else None
+        if libc is None:
+            return None
+        libc.malloc_trim.argtypes, libc.malloc_trim.restype = [ctypes.c_size_t], ctypes.c_int
+        libc.mallinfo2.restype = _MallInfo2
     except (OSError, AttributeError):
         return None
-    if trim is not None:
-        trim.argtypes, trim.restype = [ctypes.c_size_t], ctypes.c_int
-    return trim
+    return libc
 
 
-def release_memory() -> None:
+class _MallInfo2(ctypes.Structure):
+    _fields_ = [(n, ctypes.c_size_t) for n in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks",
+                                                "fsmblks", "uordblks", "fordblks", "keepcost")]
+
+
+def release_memory(min_free: int = 0) -> None:
     """Return freed memory of Arrow's pool (when Arrow is loaded) and of malloc to the system
-    (a no-op where unsupported)."""
+    (a no-op where unsupported).
+
+    ``min_free``: trim malloc only when at least this many bytes of its heap are free. A trim
+    costs little itself, but the next allocations fault the pages in again (a parse worker
+    trimming after every build parsed 10 % slower); a worker trims when it is worth it.
+    """
     pa = sys.modules.get("pyarrow")
     if pa is not None:
         pa.default_memory_pool().release_unused()
-    trim = _libc_trim()
-    if trim is not None:
-        trim(0)
+    libc = _libc()
+    if libc is None:
+        return
+    if min_free and libc.mallinfo2().fordblks < min_free:
+        return
+    libc.malloc_trim(0)

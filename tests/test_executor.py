@@ -97,10 +97,10 @@ def test_a_worker_hands_back_what_each_item_freed(monkeypatch):
     import pal.executor
 
     calls = []
-    monkeypatch.setattr(pal.executor, "release_memory", lambda: calls.append(1))
+    monkeypatch.setattr(pal.executor, "release_memory", lambda min_free=0: calls.append(min_free))
     assert pal.executor._call_in_worker(square_or_fail, 3) == 9
     assert isinstance(pal.executor._call_in_worker(square_or_fail, 7), Failed)
-    assert len(calls) == 2
+    assert calls == [pal.executor.WORKER_TRIM_FREE] * 2
 
 
 def _ingest(args: tuple) -> Fragment:
