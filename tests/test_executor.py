@@ -135,3 +135,29 @@ def test_ingest_by_path_then_commit(tmp_path, kind, dask_executor):
     assert list(store.staging_dir().iterdir()) == []
     again = store.commit_fragments([_ingest((files[0], staging))])
     assert again.unchanged == [f"{job}/1"] and list(store.staging_dir().iterdir()) == []
+
+
+def preloaded(_: int) -> bool:
+    import sys
+    return "pal.render.site" in sys.modules and "pal.store.ingest" in sys.modules
+
+
+def test_workers_start_with_the_preload_and_a_closed_pool_takes_its_forkserver_along():
+    """Workers fork from a forkserver that imported the parse and the render once; closing the
+    pool ends that forkserver (its ~70 MB are not carried through the analysis), and the next
+    pool starts a new one."""
+    import multiprocessing.forkserver as forkserver
+
+    import psutil
+
+    def server_pid() -> int | None:
+        return forkserver._forkserver._forkserver_pid
+
+    with make_executor("local", workers=2) as ex:
+        assert ex.map(preloaded, [1, 2], label="preload") == [True, True]
+        first = server_pid()
+        assert first is not None and psutil.pid_exists(first)
+    assert server_pid() is None and not psutil.pid_exists(first)
+    with make_executor("local", workers=2) as ex:
+        assert ex.map(square_or_fail, [2, 3], label="again") == [4, 9]
+        assert server_pid() not in (None, first)

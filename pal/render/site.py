@@ -24,7 +24,6 @@ import dataclasses
 import hashlib
 import json
 import logging
-import multiprocessing
 import os
 import shutil
 import signal
@@ -40,6 +39,7 @@ import pandas as pd
 
 from pal import __version__ as pal_version
 from pal.atomic import swap_dirs
+from pal.executor import worker_context
 from pal.model import AlertView, SeriesKey, SeriesResult
 from pal.render import dashboard, graphs, stats, svg
 from pal.render.buildinfo import BuildIndex
@@ -66,6 +66,7 @@ log = logging.getLogger("pal")
 SUBDIRS = ("static", "data", "data/jobs", "svg", "s", "g", "stats", "downloads")
 MAX_TRACES = 10  # tests per group graph; more are split over several graphs
 POOL_MIN_SERIES = 300  # below this a process pool costs more than it saves
+CHUNKS_PER_WORKER = 8  # drill-down chunks per worker: small enough that this process and the pool end together
 FAILURES_SHOWN = 10
 OLD_PREFIX = ".site-old-"
 NEW_PREFIX = ".site-new-"
@@ -115,6 +116,19 @@ def render_site(
     return target / "index.html"
 
 
+def site_samples(samples: pd.DataFrame | None) -> pd.DataFrame | None:
+    """The rows of ``samples`` the site reads: every failed run (the failures it lists) and the
+    last row of each (job, build) (its DUT version and testbed). ``render_site`` gives the same
+    site from these as from the whole table; the run hands it these so that the window's
+    samples (a million rows) are not held through the render."""
+    if samples is None or samples.empty or not {"job", "build"} <= set(samples.columns):
+        return samples
+    keep = ~samples.duplicated(["job", "build"], keep="last").to_numpy()
+    if "status" in samples.columns:
+        keep |= (samples["status"] == "FAIL").to_numpy(dtype=bool, na_value=False)
+    return samples[keep].reset_index(drop=True)
+
+
 def _write(tmp: Path, previous: Path, results: list[SeriesResult], samples: pd.DataFrame, builds: pd.DataFrame,
            report: RunReport, spec: Spec, alerts: list[AlertView] | None, changed: set[SeriesKey] | None,
            workers: int | None, templates_dir: Path, generated_at: datetime | None) -> None:
@@ -143,16 +157,17 @@ def _write(tmp: Path, previous: Path, results: list[SeriesResult], samples: pd.D
     todo = sum(len(t.render) for t in tasks)
     group_links = _group_links(tasks)
     pool = _pool(workers, todo)
+    args = (str(tmp), str(previous), info, str(templates_dir), facts)
     try:
         if pool is None:
-            problems = _render_groups(str(tmp), str(previous), info, str(templates_dir), facts, tasks)
+            problems = _render_groups(*args, tasks)
         else:  # the pool draws series and group pages while this process writes jobs and the index
-            futures = [pool.submit(_render_groups, str(tmp), str(previous), info, str(templates_dir), facts, c)
-                       for c in _balanced(tasks, _workers(workers) * 4)]
+            chunks = _balanced(tasks, _workers(workers) * CHUNKS_PER_WORKER)
+            futures = [pool.submit(_render_groups, *args, c) for c in chunks]
         _write_jobs(tmp, pages, jobs, results, builds, facts, info.links)
         _write_index(tmp, pages, results, samples, builds, report, alerts, jobs, group_links, info.links, spec)
         if pool is not None:
-            problems = [p for f in futures for p in f.result()]
+            problems = [p for found in _share(futures, chunks, args) for p in found]
     finally:
         if pool is not None:
             pool.shutdown(cancel_futures=True)
@@ -227,18 +242,31 @@ def _workers(workers: int | None) -> int:
     return workers if workers is not None else min(os.cpu_count() or 1, 4)
 
 
+def _share(futures: list, chunks: list[list[GroupTask]], args: tuple) -> list[list[tuple[str, str]]]:
+    """This process draws the chunks no worker has started yet, from the last one back, then
+    waits for the rest: it is one of the render's workers once the index is written, so the
+    pool is one process smaller (a worker holds ~85 MB) for the same cores. Problems come back
+    in chunk order, whoever drew the chunk."""
+    found: list[list[tuple[str, str]] | None] = [None] * len(chunks)
+    for i in range(len(chunks) - 1, -1, -1):
+        if not futures[i].cancel():
+            break  # this one and those before it are a worker's
+        found[i] = _render_groups(*args, chunks[i])
+    return [f.result() if out is None else out for f, out in zip(futures, found)]
+
+
 def _pool(workers: int | None, todo: int) -> ProcessPoolExecutor | None:
-    """A process pool when it pays: 2 workers draw 6,000 drill-downs 1.8x faster than one process.
+    """A pool of ``workers - 1`` processes when it pays (this process draws too, ``_share``).
 
     Workers come from a forkserver, never a fork of this process: a forked worker inherits the
     store's flock (held by ``pipeline.run`` around render), and after a ``kill -9`` of the run
     it kept the store locked for every later run. A worker also ends with the run (see
     :func:`_end_with`), so none is left writing into a site directory the next run removes.
     """
-    n = _workers(workers)
-    if n <= 1 or todo < POOL_MIN_SERIES:
+    n = _workers(workers) - 1  # this process is the other worker (``_share``)
+    if n < 1 or todo < POOL_MIN_SERIES:
         return None
-    return ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("forkserver"),
+    return ProcessPoolExecutor(max_workers=n, mp_context=worker_context(),
                                initializer=_end_with, initargs=(os.getpid(),))
 
 

@@ -376,3 +376,25 @@ def test_drill_down_colours_its_changes_by_the_metric_direction(site):
     mrr = (root / "s" / f"{results[0].key.slug()}.html").read_text("utf-8")
     comp = mrr[mrr.index('<table class="compliance">'):]
     assert re.search(r'<td class="worse">-1[0-9]\.[0-9]{2}</td><td class="worse">-1[0-9]\.[0-9]{2}</td>', comp)
+
+
+def test_the_site_from_its_slim_samples_is_the_site_from_all_samples(tmp_path):
+    """The run hands render only ``site_samples`` (failures and each build's last row): the site
+    must be the same, failures listed and build facts (from the samples when the builds table
+    lacks them) included."""
+    results, samples, builds, alerts = site_inputs()
+    last = ~samples.duplicated(["job", "build"], keep="last")  # the row whose facts a build shows
+    version = samples["dut_version"].astype(str)
+    samples["dut_version"] = version.where(~last, version + "-last")
+    slim = site_mod.site_samples(samples)
+    fails = samples[samples["status"] == "FAIL"]
+    assert len(fails) >= 3 and len(slim) < len(samples) / 2
+    failed = {(j, b, t) for j, b, t in zip(fails["job"].astype(str), fails["build"], fails["test_id"].astype(str))}
+    kept = {(j, b, t) for j, b, t in zip(slim["job"].astype(str), slim["build"], slim["test_id"].astype(str))}
+    assert failed <= kept
+    assert len(slim.drop_duplicates(["job", "build"])) == len(samples.drop_duplicates(["job", "build"]))
+    for table_builds, tag in ((builds, "builds"), (builds.iloc[:0], "no-builds")):
+        for name, table in (("all", samples), ("slim", slim)):
+            render_site(tmp_path / tag / name, results, table, table_builds, RunReport(), make_spec(), alerts)
+        whole, part = all_files(tmp_path / tag / "all" / "site"), all_files(tmp_path / tag / "slim" / "site")
+        assert whole.keys() == part.keys() and all(whole[k] == part[k] for k in whole), tag
