@@ -16,8 +16,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 
-from pal.analysis.series import analyse_all, single_testbed_jobs, split_series
+from pal.analysis.series import SeriesInput, analyse_all, single_testbed_jobs, split_series
 from pal.fingerprint import RunRecord, apply_delta, report_delta, run_fingerprint, save_record, unchanged_run
 from pal.atomic import write_text_atomic
 from pal.model import BuildFile, SeriesResult
@@ -121,8 +122,13 @@ def _is_failure(obj: Any) -> bool:
 
 def analyse(spec: Spec, history: History, report: RunReport, executor: Any = None) -> list[SeriesResult]:
     """Every series of the history; chunks of series on ``executor`` if given."""
-    inputs = split_series(history.samples, spec)
-    single = single_testbed_jobs(history.builds, spec)
+    return analyse_series(spec, split_series(history.samples, spec), history.builds, report, executor)
+
+
+def analyse_series(spec: Spec, inputs: list[SeriesInput], builds: pd.DataFrame, report: RunReport,
+                   executor: Any = None) -> list[SeriesResult]:
+    """The series cut from the history (``split_series``), analysed; counted in ``report``."""
+    single = single_testbed_jobs(builds, spec)
     results = analyse_all(inputs, spec, single, executor=executor)
     report.count("series", len(results))
     report.count("series.regressions", sum(r.compliance.regressions > 0 for r in results))
@@ -157,7 +163,7 @@ def decide_alerts(spec: Spec, store: Any, results: list[SeriesResult], history: 
 
 def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
     """All stages; problems with single builds or tests are in the report, not exceptions."""
-    from pal.alerts import write_alert_outputs
+    from pal.alerts import alert_samples, write_alert_outputs
     from pal.alerts.build import remembered
     from pal.executor import make_executor
     from pal.render import page_digests, render_site, site_samples
@@ -201,7 +207,12 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
             steps.start("analyse", "history from the store")
             history = load_history(spec, store, now, report)
             _check_upstream(options.upstream, history, report)
-            results = analyse(spec, history, report, executor if on_executor else None)
+            inputs = split_series(history.samples, spec)
+            # the window's samples end here: later stages read failures and build facts only
+            history = History(alert_samples(history.samples), history.builds)
+            release_memory()
+            results = analyse_series(spec, inputs, history.builds, report, executor if on_executor else None)
+            del inputs
             release_memory()  # the series inputs and the split's transients
             steps.done(f"{len(results)} series from {len(history.builds)} builds")
 

@@ -14,9 +14,9 @@ from pal.alerts.acks import load_acks, parse_acks
 from pal.alerts.build import build_alerts, group_alerts
 from pal.alerts.model import Alert, AlertGroup, Evidence, alert_id, group_id
 from pal.alerts.policy import exit_code_for, failing
-from pal.alerts.write import mail_alerts, write_alert_outputs
+from pal.alerts.write import alert_samples, mail_alerts, write_alert_outputs
 
 __all__ = [
     "Alert", "AlertGroup", "Evidence", "alert_id", "group_id", "build_alerts", "group_alerts", "load_acks",
-    "parse_acks", "exit_code_for", "failing", "write_alert_outputs", "mail_alerts",
+    "parse_acks", "exit_code_for", "failing", "write_alert_outputs", "mail_alerts", "alert_samples",
 ]

@@ -35,6 +35,25 @@ def job_file_name(kind_word: str, job: str) -> str:
     return f"{kind_word}-{re.sub(r'[^A-Za-z0-9._-]', '_', job)}.txt"
 
 
+def alert_samples(samples: pd.DataFrame | None) -> pd.DataFrame | None:
+    """The rows of ``samples`` the alerts and the site read: every failed run (failed tests,
+    JUnit messages, the site's failures), the last row of each (job, build) (its facts) and
+    every row of each job's newest build (the failed-tests header counts its tests).
+
+    The alert decision, every alert output and the site are the same from these as from the
+    whole table; the run keeps these once the series are cut, so the window's samples (a
+    million rows at CSIT scale) are not held through the analysis and what follows."""
+    if samples is None or samples.empty or not {"job", "build"} <= set(samples.columns):
+        return samples
+    keep = ~samples.duplicated(["job", "build"], keep="last").to_numpy()
+    if "status" in samples.columns:
+        keep |= (samples["status"] == "FAIL").to_numpy(dtype=bool, na_value=False)
+    builds = samples["build"].to_numpy()
+    newest = samples.groupby("job", observed=True)["build"].transform("max").to_numpy()
+    keep |= builds == newest
+    return samples[keep].reset_index(drop=True)
+
+
 def write_alert_outputs(out_dir: Path, alerts: list[Alert], results: list[SeriesResult], builds: pd.DataFrame,
                         samples: pd.DataFrame | None, spec: Spec, report: RunReport,
                         generated_at: str | None = None) -> dict[str, Path]:

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from junitparser import Failure, JUnitXml, Skipped
 
-from pal.alerts import build_alerts, write_alert_outputs
+from pal.alerts import alert_samples, build_alerts, write_alert_outputs
 from pal.alerts.export import csv_bytes, neutralise, series_frame
 from pal.alerts.json_out import SCHEMA, schema_text
 from pal.report import RunReport
@@ -176,3 +176,30 @@ def test_empty_run_and_missing_builds_table(tmp_path):
     lines = paths["trending-regressions"].read_text().splitlines()
     assert lines[2] == f"mrr-daily, CSIT build: https://jenkins.fd.io/job/{ICX}/120, DUT version: unknown"
     assert lines[3].split() == ["2t1c-ethip4-ip4base-mrr", "25ge2p1xxv710", "64B", "27.00", "1", "-10.0"]
+
+
+def test_alerts_and_every_output_are_the_same_from_the_samples_the_run_keeps(tmp_path):
+    """``pal run`` keeps only ``alert_samples`` once the series are cut: the alerts, the texts
+    (the failed-tests header counts every test of the newest build), JUnit and the exports
+    must be those of the whole table, with the build facts from the samples when the builds
+    table lacks them."""
+    results = run_results()
+    samples = samples_for(results, MESSAGES)
+    last = ~samples.duplicated(["job", "build"], keep="last")  # the row whose facts a build shows
+    version = samples["dut_version"].astype(str)
+    samples["dut_version"] = version.where(~last, version + "-last")
+    kept = alert_samples(samples)
+    newest = samples[samples["build"] == samples.groupby("job", observed=True)["build"].transform("max")]
+    assert len(kept) < len(samples) / 2 and len(newest) > 5
+    assert len(kept.merge(newest[["job", "build", "test_id"]], on=["job", "build", "test_id"])) == len(newest)
+    spec = make_spec()
+    for builds, tag in ((builds_for(results), "builds"), (None, "no-builds")):
+        written = {}
+        for name, table in (("all", samples), ("kept", kept)):
+            alerts = build_alerts(results, builds, table, spec, None, None)
+            paths = write_alert_outputs(tmp_path / tag / name, alerts, results, builds, table, spec, RunReport(),
+                                        generated_at="2026-11-24T00:00:00Z")
+            written[name] = {k: p.read_bytes() for k, p in paths.items()}
+        assert written["all"].keys() == written["kept"].keys()
+        assert all(written["all"][k] == written["kept"][k] for k in written["all"]), tag
+        assert (b"-last" in written["all"]["trending-regressions"]) == (builds is None)  # facts from samples
