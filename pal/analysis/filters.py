@@ -16,8 +16,8 @@ Graphs keep every change a detector calls; an alert needs more evidence. These f
   again, are masked as missing and the series analysed again, so that the boundaries a dip
   made free do not survive as small changes of their own.
 - shifts and excursions (``shift_changes``): inside the detector's levels, z tests find the
-  sustained small shifts and 3-10-run excursions it left (alerts only; graphs keep the
-  detector's levels).
+  sustained small shifts, 3-10-run excursions and longer windows that revert it left (alerts
+  only; graphs keep the detector's levels).
 - sequential confirmation: only runs clearly beyond the old level (``CONFIRM_SIGMA`` noise
   sd) count towards ``confirm_runs``, or the mean of the new level's first runs lies
   ``CONFIRM_Z`` standard errors beyond it (a step of 1-2 sd rarely has runs 2.5 sd out).
@@ -25,7 +25,7 @@ Graphs keep every change a detector calls; an alert needs more evidence. These f
   that best separates its two levels (a small step placed a few runs off is a miss and a
   false alarm at once).
 
-The last three apply with ``confirm_runs`` > 1 only; thresholds are this module's constants,
+The last four apply with ``confirm_runs`` > 1 only; thresholds are this module's constants,
 tuned on ``pal.evaluation.datasets.honest(seed=1)`` (docs/accuracy.md).
 """
 
