@@ -275,6 +275,10 @@ def _best_excursion(x: np.ndarray, sigma: float, lengths: tuple[int, int]) -> tu
     return best
 
 
+#: window lengths of ``_best_window``: from just past an excursion, 15 % apart
+_WINDOW_LENGTHS = np.unique(np.round(EXCURSION_RUNS[1] * 1.15 ** np.arange(1, 60)).astype(np.int64))
+
+
 def _best_window(x: np.ndarray, sigma: float, min_runs: int) -> tuple[float, int, int]:
     """Largest z of a window longer than an excursion against the rest of ``x``: (z, start, end).
 
@@ -284,21 +288,21 @@ def _best_window(x: np.ndarray, sigma: float, min_runs: int) -> tuple[float, int
     lengths on a geometric grid (15 % apart; ``refine_changes`` then places both ends).
     """
     n = len(x)
-    best = (0.0, -1, -1)
     top = n - 2 * min_runs
-    if top <= EXCURSION_RUNS[1]:
-        return best
+    lengths = _WINDOW_LENGTHS[_WINDOW_LENGTHS <= top]
+    if not len(lengths):
+        return 0.0, -1, -1
     cs = np.concatenate([[0.0], np.cumsum(x)])
-    lengths = np.unique(np.round(EXCURSION_RUNS[1] * 1.15 ** np.arange(1, 60)).astype(int))
-    for length in lengths[lengths <= top]:
-        rest = n - length
-        a = np.arange(min_runs, n - length - min_runs + 1)
-        inside = (cs[a + length] - cs[a]) / length
-        outside = (cs[-1] - cs[a + length] + cs[a]) / rest
-        z = np.abs(inside - outside) / (sigma * math.sqrt(1.0 / length + 1.0 / rest))
-        j = int(np.argmax(z))
-        if z[j] > best[0]:
-            best = (float(z[j]), int(a[j]), int(a[j] + length))
+    a = np.arange(min_runs, n - int(lengths[0]) - min_runs + 1)
+    end = a[None, :] + lengths[:, None]  # one row per length, one column per start
+    ok = end <= n - min_runs
+    end = np.minimum(end, n)
+    rest = (n - lengths)[:, None]
+    inside = (cs[end] - cs[a]) / lengths[:, None]
+    outside = (cs[-1] - cs[end] + cs[a]) / rest
+    z = np.where(ok, np.abs(inside - outside) / (sigma * np.sqrt(1.0 / lengths[:, None] + 1.0 / rest)), 0.0)
+    i, j = np.unravel_index(int(np.argmax(z)), z.shape)
+    best = (float(z[i, j]), int(a[j]), int(a[j] + lengths[i]))
     return best
 
 
@@ -338,14 +342,15 @@ def shift_changes(values: np.ndarray, changes: list[Change], direction: int = 1,
             stack.append((a, a + k))  # the tail's shift is pending; look before it
             continue
         z_e, e0, e1 = _best_excursion(seg, sigma, EXCURSION_RUNS)
-        z_w, w0, w1 = _best_window(seg, sigma, min_runs) if WINDOW_Z > 0 else (0.0, -1, -1)
-        if b == len(v) and b - (a + w1) < SHIFT_TAIL_FACTOR * min_runs:
-            z_w = 0.0  # its way back is too close to the end to tell from a tail shift
         if z_e > excursion_z and z_e / excursion_z >= z_s / shift_z:
             found += [(a + e0, z_e, "excursion"), (a + e1, z_e, "excursion")]
             stack += [(a, a + e0), (a + e1, b)]  # the window itself is a level of its own
-        elif z_w > WINDOW_Z and z_w / WINDOW_Z >= z_s / shift_z:
-            # a longer window only where no short excursion explains it (one would: its z is diluted)
+            continue
+        # a longer window only where no short excursion explains it (one would: its z is diluted)
+        z_w, w0, w1 = _best_window(seg, sigma, min_runs) if WINDOW_Z > 0 else (0.0, -1, -1)
+        if b == len(v) and b - (a + w1) < SHIFT_TAIL_FACTOR * min_runs:
+            z_w = 0.0  # its way back is too close to the end to tell from a tail shift
+        if z_w > WINDOW_Z and z_w / WINDOW_Z >= z_s / shift_z:
             found += [(a + w0, z_w, "window"), (a + w1, z_w, "window")]
             stack += [(a, a + w0), (a + w0, a + w1), (a + w1, b)]
         elif z_s > shift_z:
