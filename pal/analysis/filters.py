@@ -16,12 +16,16 @@ Graphs keep every change a detector calls; an alert needs more evidence. These f
   again, are masked as missing and the series analysed again, so that the boundaries a dip
   made free do not survive as small changes of their own.
 - shifts and excursions (``shift_changes``): inside the detector's levels, z tests find the
-  sustained small shifts and 3-10-run excursions it left (alerts only; graphs keep the
-  detector's levels).
+  sustained small shifts, 3-10-run excursions and longer windows that revert it left (alerts
+  only; graphs keep the detector's levels).
 - sequential confirmation: only runs clearly beyond the old level (``CONFIRM_SIGMA`` noise
-  sd) count towards ``confirm_runs``.
+  sd) count towards ``confirm_runs``, or the mean of the new level's first runs lies
+  ``CONFIRM_Z`` standard errors beyond it (a step of 1-2 sd rarely has runs 2.5 sd out).
+- placement (``refine_changes``): each change moves, within ``REFINE_RUNS`` runs, to the split
+  that best separates its two levels (a small step placed a few runs off is a miss and a
+  false alarm at once).
 
-The last three apply with ``confirm_runs`` > 1 only; thresholds are this module's constants,
+The last four apply with ``confirm_runs`` > 1 only; thresholds are this module's constants,
 tuned on ``pal.evaluation.datasets.honest(seed=1)`` (docs/accuracy.md).
 """
 
@@ -45,6 +49,7 @@ def filter_changes(
     confirm_runs: int = 1,
     confirm_sigma: float = 0.0,
     noise: float = math.nan,
+    seen: np.ndarray | None = None,
 ) -> list[Change]:
     """The changes that pass both filters, re-measured with medians from the last kept level.
 
@@ -63,6 +68,10 @@ def filter_changes(
     (what a daily job would mail and take back); a level that was left again is complete and
     needs ``confirm_runs`` only, and so does a change the shift or excursion test found (its
     evidence is a z over many runs, and ``SHIFT_TAIL_FACTOR`` already holds a tail shift back).
+    Either way, a change is also confirmed once the mean of its level's first
+    ``CONFIRM_Z_RUNS`` or more runs (on ``seen``, the values with transient runs masked, when
+    given) is ``CONFIRM_Z`` standard errors beyond ``before`` (``_held_at``): a step of one or
+    two sd seldom puts runs 2.5 sd out, yet after 16 runs its mean is unmistakable.
     """
     if confirm_runs < 1 or min_change_pct < 0:
         raise ValueError(f"filter_changes: confirm_runs={confirm_runs} (>= 1), min_change_pct={min_change_pct} (>= 0)")
@@ -93,15 +102,41 @@ def filter_changes(
             need = confirm_runs
             if j + 1 == len(ordered) and abs(after - before) < TAIL_SMALL_SD * noise and not cp.evidence.get("test"):
                 need = max(need, TAIL_CONFIRM_RUNS)  # a small new level at the end: wait for more runs
-            if len(beyond) < need:
+            held = _held_at((x if seen is None else np.asarray(seen, dtype=np.float64))[cp.index:len(seg) + cp.index],
+                            before, after, noise, len(b))
+            if len(beyond) < need and held < 0:
                 continue  # not (yet) enough runs clearly at the new level
-            confirm_at = max(confirm_at, cp.index + int(beyond[need - 1]))
+            at = [cp.index + int(beyond[need - 1])] if len(beyond) >= need else []
+            at += [cp.index + held] if held >= 0 else []
+            confirm_at = max(confirm_at, min(at))
         ev = dict(cp.evidence, detector_before=cp.before, detector_after=cp.after,
                   min_change_pct=min_change_pct, confirm_runs=confirm_runs)
         kept.append(replace(cp, before=before, after=after, before_stdev=before_sd, after_stdev=after_sd,
                             reported_at=max(cp.reported_at, confirm_at), evidence=ev))
         level_start = cp.index
     return kept
+
+
+def _held_at(seg: np.ndarray, before: float, after: float, noise: float, n_before: int) -> int:
+    """Where the mean of a new level's first runs first lies ``CONFIRM_Z`` standard errors beyond ``before``.
+
+    The other way to confirm a change: a step of one or two noise sd rarely puts a run
+    ``CONFIRM_SIGMA`` sd beyond the old level, but the mean of its runs moves away by a z that
+    grows with the square root of their number. Sequential: the position (in ``seg``) of the
+    valid run at which the mean of the level's first m >= ``CONFIRM_Z_RUNS`` valid runs, as a
+    two-sample z against the ``n_before`` runs of the old level, first reaches ``CONFIRM_Z``
+    the way the level moved; -1 when it never does (or ``CONFIRM_Z`` is 0: off).
+    """
+    if not CONFIRM_Z > 0 or n_before < 1:
+        return -1
+    pos = np.flatnonzero(~np.isnan(seg))
+    m = np.arange(1, len(pos) + 1)
+    if len(pos) < CONFIRM_Z_RUNS:
+        return -1
+    mean = np.cumsum(seg[pos]) / m
+    z = (mean - before) * math.copysign(1.0, after - before) / (noise * np.sqrt(1.0 / m + 1.0 / n_before))
+    hit = np.flatnonzero((z >= CONFIRM_Z) & (m >= CONFIRM_Z_RUNS))
+    return int(pos[hit[0]]) if len(hit) else -1
 
 
 def transient_runs(values: np.ndarray, changes: list[Change], confirm_runs: int) -> list[int]:
@@ -176,8 +211,9 @@ def alert_changes(detector: Detector, series: SeriesInput, direction: int = 1, m
         seen = values.copy()
         seen[sorted(masked)] = np.nan
         changes = shift_changes(seen, changes, direction, SHIFT_Z, EXCURSION_Z, SHIFT_MIN_RUNS)
+        changes = refine_changes(seen, changes, direction, REFINE_RUNS)
         return filter_changes(values, changes, direction, min_change_pct, confirm_runs, CONFIRM_SIGMA,
-                              run_noise(seen))
+                              run_noise(seen), seen)
     return filter_changes(values, changes, direction, min_change_pct, confirm_runs)
 
 
@@ -185,6 +221,10 @@ def alert_changes(detector: Detector, series: SeriesInput, direction: int = 1, m
 SHIFT_Z = 4.0  # a sustained shift of the mean inside a level
 EXCURSION_Z = 7.0  # a 3-10-run excursion inside a level that reverts
 CONFIRM_SIGMA = 2.5  # sequential confirmation: a confirming run is this many noise sd beyond the old level
+CONFIRM_Z = 5.0  # ... or the mean of the new level's first runs is this many standard errors beyond it
+CONFIRM_Z_RUNS = 16  # ... over at least this many runs
+WINDOW_Z = 5.75  # a longer window inside a level that reverts (0: off)
+REFINE_RUNS = 10  # a change may move this many valid runs to where it best splits its two levels
 SHIFT_MIN_RUNS = 8  # valid runs on each side of a sustained shift
 SHIFT_TAIL_FACTOR = 2  # ... times this after a shift into the series' last level
 EXCURSION_RUNS = (3, 10)
@@ -235,6 +275,37 @@ def _best_excursion(x: np.ndarray, sigma: float, lengths: tuple[int, int]) -> tu
     return best
 
 
+#: window lengths of ``_best_window``: from just past an excursion, 15 % apart
+_WINDOW_LENGTHS = np.unique(np.round(EXCURSION_RUNS[1] * 1.15 ** np.arange(1, 60)).astype(np.int64))
+
+
+def _best_window(x: np.ndarray, sigma: float, min_runs: int) -> tuple[float, int, int]:
+    """Largest z of a window longer than an excursion against the rest of ``x``: (z, start, end).
+
+    A level that moves for tens of runs and comes back (two small changes) hides from the
+    one-split test: the parts before and after it are alike, so no single split separates
+    much. Windows of ``EXCURSION_RUNS[1]`` + 1 runs up to all but ``min_runs`` on each side,
+    lengths on a geometric grid (15 % apart; ``refine_changes`` then places both ends).
+    """
+    n = len(x)
+    top = n - 2 * min_runs
+    lengths = _WINDOW_LENGTHS[_WINDOW_LENGTHS <= top]
+    if not len(lengths):
+        return 0.0, -1, -1
+    cs = np.concatenate([[0.0], np.cumsum(x)])
+    a = np.arange(min_runs, n - int(lengths[0]) - min_runs + 1)
+    end = a[None, :] + lengths[:, None]  # one row per length, one column per start
+    ok = end <= n - min_runs
+    end = np.minimum(end, n)
+    rest = (n - lengths)[:, None]
+    inside = (cs[end] - cs[a]) / lengths[:, None]
+    outside = (cs[-1] - cs[end] + cs[a]) / rest
+    z = np.where(ok, np.abs(inside - outside) / (sigma * np.sqrt(1.0 / lengths[:, None] + 1.0 / rest)), 0.0)
+    i, j = np.unravel_index(int(np.argmax(z)), z.shape)
+    best = (float(z[i, j]), int(a[j]), int(a[j] + lengths[i]))
+    return best
+
+
 def shift_changes(values: np.ndarray, changes: list[Change], direction: int = 1, shift_z: float = SHIFT_Z,
                   excursion_z: float = EXCURSION_Z, min_runs: int = SHIFT_MIN_RUNS) -> list[Change]:
     """The detector's changes plus the shifts and excursions it left inside its levels.
@@ -246,7 +317,10 @@ def shift_changes(values: np.ndarray, changes: list[Change], direction: int = 1,
     (mean after - mean before) / (sigma·sqrt(1/k + 1/(n-k))) with both parts at least
     ``min_runs`` valid runs, exceeds ``shift_z``, and for a window of 3-10 runs that differs
     from the rest of the level by more than ``excursion_z`` (an excursion that reverted: two
-    changes). sigma is ``run_noise`` of the whole series. A shift into the series' last level
+    changes). Where neither fires, a longer window (``_best_window``: more than 10 runs, with
+    ``min_runs`` on each side) whose mean differs from the rest by more than ``WINDOW_Z``: a
+    level that moved for tens of runs and came back, which no single split separates.
+    sigma is ``run_noise`` of the whole series. A shift into the series' last level
     is pending until it has ``SHIFT_TAIL_FACTOR``·``min_runs`` runs after it (a daily job sees
     the tail grow; a short tail is where noise most often looks like a shift). A shift is reported when its new
     level has held ``min_runs`` runs (``reported_at``; later when the tail rule applies).
@@ -271,6 +345,14 @@ def shift_changes(values: np.ndarray, changes: list[Change], direction: int = 1,
         if z_e > excursion_z and z_e / excursion_z >= z_s / shift_z:
             found += [(a + e0, z_e, "excursion"), (a + e1, z_e, "excursion")]
             stack += [(a, a + e0), (a + e1, b)]  # the window itself is a level of its own
+            continue
+        # a longer window only where no short excursion explains it (one would: its z is diluted)
+        z_w, w0, w1 = _best_window(seg, sigma, min_runs) if WINDOW_Z > 0 else (0.0, -1, -1)
+        if b == len(v) and b - (a + w1) < SHIFT_TAIL_FACTOR * min_runs:
+            z_w = 0.0  # its way back is too close to the end to tell from a tail shift
+        if z_w > WINDOW_Z and z_w / WINDOW_Z >= z_s / shift_z:
+            found += [(a + w0, z_w, "window"), (a + w1, z_w, "window")]
+            stack += [(a, a + w0), (a + w0, a + w1), (a + w1, b)]
         elif z_s > shift_z:
             found.append((a + k, z_s, "shift"))
             stack += [(a, a + k), (a + k, b)]
@@ -286,12 +368,57 @@ def shift_changes(values: np.ndarray, changes: list[Change], direction: int = 1,
         if kind not in ("regression", "progression"):
             continue
         at = int(valid[p])
-        wait = (min_runs * (SHIFT_TAIL_FACTOR if p == edges[-2] else 1)) if test == "shift" else 1
+        wait = (min_runs * (SHIFT_TAIL_FACTOR if p == edges[-2] else 1)) if test in ("shift", "window") else 1
         report = int(valid[min(p + wait - 1, len(valid) - 1)])
         out.append(Change(at, kind, float(np.mean(before)), float(np.mean(after)), len(after), report,
                           {"test": test, "z": round(z, 3), "noise": sigma},
                           float(np.std(before)), float(np.std(after))))
     return sorted(out, key=lambda c: c.index)
+
+
+def refine_changes(values: np.ndarray, changes: list[Change], direction: int = 1,
+                   runs: int = 10, min_side: int = 3) -> list[Change]:
+    """Each change moved to the split, within ``runs`` valid runs of it, that best separates its two levels.
+
+    A detector places a step of one or two noise sd a few runs off as often as not (MDL weighs
+    each group's spread too; the shift test's split is one of many near-equal maxima on long
+    levels), and an alert a few runs off names the wrong build. Between the previous and the
+    next change (``values`` with the transient runs masked), the split with the largest
+    two-sample z, |mean after - mean before|·sqrt(k(n-k)/n), is the least-squares place of one
+    step; the change moves there when it keeps its kind and both of its levels keep at least
+    ``min_side`` valid runs (a short excursion's edges stay where they are). ``runs`` = 0: off.
+    """
+    x = np.asarray(values, dtype=np.float64)
+    valid = np.flatnonzero(~np.isnan(x))
+    if runs <= 0 or not changes or len(valid) < 2 * min_side:
+        return changes
+    v = x[valid]
+    ordered = sorted(changes, key=lambda c: c.index)
+    pos = [int(np.searchsorted(valid, c.index)) for c in ordered]
+    out: list[Change] = []
+    for j, c in enumerate(ordered):
+        a = pos[j - 1] if j else 0
+        b = pos[j + 1] if j + 1 < len(ordered) else len(v)
+        p = pos[j]
+        lo, hi = max(a + min_side, p - runs), min(b - min_side, p + runs)
+        if p - a < min_side or b - p < min_side or hi <= lo:
+            out.append(c)
+            continue
+        seg = v[a:b]
+        cs = np.cumsum(seg)
+        n = len(seg)
+        k = np.arange(lo - a, hi - a + 1)
+        left = cs[k - 1] / k
+        right = (cs[-1] - cs[k - 1]) / (n - k)
+        best = int(np.argmax(np.abs(right - left) * np.sqrt(k * (n - k) / n)))
+        q = a + int(k[best])
+        if q == p or kind_of(float(left[best]), float(right[best]), direction) != c.kind:
+            out.append(c)
+            continue
+        pos[j] = q
+        at = int(valid[q])
+        out.append(replace(c, index=at, runs=c.runs + (c.index - at), reported_at=max(c.reported_at, at)))
+    return out
 
 
 def _mask(series: SeriesInput, runs: set[int]) -> Any:
@@ -326,7 +453,8 @@ def alertable_changes(
     """The changes of one series that alerts are made of, decided once for the run and the harness.
 
     Steps: transient levels and isolated runs masked and the series analysed again, shifts
-    and excursions inside its levels added (``shift_changes``), the (sequential)
+    and excursions inside its levels added (``shift_changes``), each change placed where it
+    best splits its two levels (``refine_changes``), the (sequential)
     confirmation and minimum-change filters, levels re-measured from the last kept level
     (``alert_changes``). A change that brings the series back within the noise of the level
     before the previous change (a fix after a regression) stays an alert of its own, with

@@ -234,3 +234,49 @@ def test_a_small_new_last_level_waits_for_more_runs_a_large_one_does_not():
     assert kept(small) == [30 + TAIL_CONFIRM_RUNS - 1]
     assert kept([90.0, 90.0]) == [31]  # 10 sd: confirmed by two runs
     assert kept([97.0, 97.0, 97.0], after=[100.0] * 20) == [31]  # left again: two runs suffice
+
+
+def _small_change_alerts(x: np.ndarray) -> list[tuple[int, str]]:
+    mdl = get_detector("mdl", {})
+    return [(c.index, c.kind) for c in alertable_changes(mdl, x, +1, min_change_pct=1.0, confirm_runs=2)]
+
+
+def test_a_small_last_level_is_confirmed_by_the_mean_of_its_runs():
+    """A step of 1.2 noise sd (1.2 %) held 50 runs at the end of 110: few of its runs lie 2.5 sd
+    beyond the old level (the per-run confirmation waits for five), but the mean of its first
+    CONFIRM_Z_RUNS runs is more than CONFIRM_Z standard errors away: alerted at run 60. The
+    same noise without the step: nothing."""
+    base = _noise(28, 110)
+    x = base.copy()
+    x[60:] += 1.2
+    assert _small_change_alerts(x) == [(60, "progression")]
+    assert _small_change_alerts(base) == []
+
+
+def test_a_long_small_excursion_that_reverts_is_two_alerts_at_its_ends():
+    """1.5 noise sd for 40 runs (80-119) in 200: the runs before and after it are alike, so no
+    single split separates it (the shift test's z stays under SHIFT_Z), and it is far too long
+    for the excursion test; the window test finds both ends and refine_changes places them.
+    The same noise without the window: nothing."""
+    base = _noise(29, 200)
+    x = base.copy()
+    x[80:120] += 1.5
+    got = _small_change_alerts(x)
+    assert [k for _, k in got] == ["progression", "regression"]
+    assert abs(got[0][0] - 80) <= 1 and abs(got[1][0] - 120) <= 1
+    assert _small_change_alerts(base) == []
+
+
+def test_refine_changes_moves_a_misplaced_step_to_its_best_split():
+    """A 1 sd step at run 100 of 200 given 6 runs late: moved back to within a run of 100; a
+    step whose kind would flip, or a short level's edge, stays."""
+    from pal.analysis.filters import refine_changes
+
+    x = _noise(11, 200)
+    x[100:] += 1.0
+    got = refine_changes(x, [Change(106, "progression", 100.0, 101.0, 94, 107)], +1, runs=10)
+    assert abs(got[0].index - 100) <= 1 and got[0].runs == 94 + (106 - got[0].index)
+    assert got[0].reported_at == 107
+    assert refine_changes(x, [Change(106, "regression", 101.0, 100.0, 94, 107)], +1, runs=10)[0].index == 106
+    short = [Change(50, "regression", 100.0, 96.0, 2, 50), Change(52, "progression", 96.0, 100.0, 148, 52)]
+    assert [c.index for c in refine_changes(x, short, +1, runs=10)] == [50, 52]
