@@ -21,10 +21,10 @@ from pal.memory import release_memory
 
 log = logging.getLogger("pal")
 
-#: what the forkserver imports once, before it forks a worker: the parse (store ingest) and the
-#: render. Every pool worker of the run then shares their pages with it instead of importing
-#: pandas, pyarrow and jinja again (about 100 MB and 1 s each).
-WORKER_PRELOAD = ("pal.store.ingest", "pal.render.site")
+#: what the forkserver imports once, before it forks a worker: the parse (store ingest). The
+#: pool's workers then share those pages with it instead of each importing pandas and pyarrow
+#: again (about 35 MB and 0.5 s each).
+WORKER_PRELOAD = ("pal.store.ingest",)
 
 
 def stop_forkserver() -> None:

@@ -138,14 +138,16 @@ def test_ingest_by_path_then_commit(tmp_path, kind, dask_executor):
 
 
 def preloaded(_: int) -> bool:
+    """Whether the parse was imported before this test package (whose import imports it too)."""
     import sys
-    return "pal.render.site" in sys.modules and "pal.store.ingest" in sys.modules
+    names = list(sys.modules)
+    return names.index("pal.store.ingest") < names.index(__name__.split(".")[0])
 
 
 def test_workers_start_with_the_preload_and_a_closed_pool_takes_its_forkserver_along():
-    """Workers fork from a forkserver that imported the parse and the render once; closing the
-    pool ends that forkserver (its ~70 MB are not carried through the analysis), and the next
-    pool starts a new one."""
+    """Workers fork from a forkserver that imported the parse once; closing the pool ends that
+    forkserver (its memory is not carried through the analysis), and the next pool starts a
+    new one."""
     import multiprocessing.forkserver as forkserver
 
     import psutil

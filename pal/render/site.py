@@ -24,6 +24,7 @@ import dataclasses
 import hashlib
 import json
 import logging
+import multiprocessing
 import os
 import shutil
 import signal
@@ -39,7 +40,6 @@ import pandas as pd
 
 from pal import __version__ as pal_version
 from pal.atomic import swap_dirs
-from pal.executor import worker_context
 from pal.model import AlertView, SeriesKey, SeriesResult
 from pal.render import dashboard, graphs, stats, svg
 from pal.render.buildinfo import BuildIndex
@@ -258,15 +258,17 @@ def _share(futures: list, chunks: list[list[GroupTask]], args: tuple) -> list[li
 def _pool(workers: int | None, todo: int) -> ProcessPoolExecutor | None:
     """A pool of ``workers - 1`` processes when it pays (this process draws too, ``_share``).
 
-    Workers come from a forkserver, never a fork of this process: a forked worker inherits the
-    store's flock (held by ``pipeline.run`` around render), and after a ``kill -9`` of the run
-    it kept the store locked for every later run. A worker also ends with the run (see
-    :func:`_end_with`), so none is left writing into a site directory the next run removes.
+    Workers are spawned, never a fork of this process: a forked worker inherits the store's
+    flock (held by ``pipeline.run`` around render), and after a ``kill -9`` of the run it kept
+    the store locked for every later run. Spawned rather than forked from a forkserver: with
+    one worker, a forkserver is a process more (forkserver and worker 146 MB, a spawned worker
+    104 MB). A worker also ends with the run (see :func:`_end_with`), so none is left writing
+    into a site directory the next run removes.
     """
     n = _workers(workers) - 1  # this process is the other worker (``_share``)
     if n < 1 or todo < POOL_MIN_SERIES:
         return None
-    return ProcessPoolExecutor(max_workers=n, mp_context=worker_context(),
+    return ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("spawn"),
                                initializer=_end_with, initargs=(os.getpid(),))
 
 
@@ -277,7 +279,7 @@ _PR_SET_PDEATHSIG = 1
 def _end_with(run_pid: int, poll: float = 0.2) -> None:
     """Pool worker initializer: end this worker when the run ``run_pid`` is gone.
 
-    SIGKILL on the death of the parent (the forkserver, which exits with the run) where prctl
+    SIGKILL on the death of the parent (the run) where prctl
     exists, and a daemon thread that watches ``run_pid`` itself everywhere.
     """
     name = ctypes.util.find_library("c")
