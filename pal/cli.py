@@ -15,6 +15,7 @@ from typing import Sequence
 
 from pal import __version__
 from pal.errors import PalError
+from pal.memory import use_arrow_allocator
 
 EXIT_OK, EXIT_ERROR, EXIT_REGRESSION = 0, 1, 2
 
@@ -235,6 +236,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     _setup_logging(args.verbose, args.quiet)
+    use_arrow_allocator()
     try:
         return _dispatch(args)
     except PalError as exc:

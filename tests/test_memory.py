@@ -1,8 +1,9 @@
-"""pal.memory.release_memory: freed heap memory goes back to the system (glibc's malloc_trim),
-and only when enough of it is free if asked so (``min_free``)."""
+"""pal.memory: freed heap memory goes back to the system (glibc's malloc_trim),
+and only when enough of it is free if asked so (``min_free``); Arrow allocates with jemalloc."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -35,3 +36,32 @@ def test_release_memory_returns_a_fragmented_heap_to_the_system():
     assert before > 250  # MB still resident after the blocks were freed
     assert gated > before - 20  # below the threshold: kept
     assert after < before - 150  # handed back
+
+
+def _pool_in_fresh_process(env: dict[str, str], start_child: bool) -> list[str]:
+    """Arrow's pool after ``use_arrow_allocator`` in a new interpreter, and in a child it starts."""
+    code = (
+        "import subprocess, sys\n"
+        "from pal.memory import use_arrow_allocator\n"
+        "use_arrow_allocator()\n"
+        "import pyarrow as pa\n"
+        "print(pa.default_memory_pool().backend_name)\n"
+        + ("print(subprocess.run([sys.executable, '-c', 'import pyarrow as pa; "
+           "print(pa.default_memory_pool().backend_name)'], capture_output=True, text=True).stdout.strip())\n"
+           if start_child else "")
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    return out.stdout.split()
+
+
+def test_arrow_allocator_is_jemalloc_here_and_in_the_processes_a_run_starts():
+    import pyarrow as pa
+
+    try:
+        pa.jemalloc_memory_pool()
+    except NotImplementedError:
+        pytest.skip("this pyarrow is built without jemalloc")
+    env = {k: v for k, v in os.environ.items() if k != "ARROW_DEFAULT_MEMORY_POOL"}
+    assert _pool_in_fresh_process(env, start_child=True) == ["jemalloc", "jemalloc"]
+    # an operator's own choice wins
+    assert _pool_in_fresh_process({**env, "ARROW_DEFAULT_MEMORY_POOL": "system"}, start_child=False) == ["system"]
