@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pal.analysis.registry import get_detector
 from pal.model import Change
 from pal.analysis.filters import (
+    _median,
     SHIFT_MIN_RUNS,
     SHIFT_Z,
     alert_changes,
@@ -280,3 +283,11 @@ def test_refine_changes_moves_a_misplaced_step_to_its_best_split():
     assert refine_changes(x, [Change(106, "regression", 101.0, 100.0, 94, 107)], +1, runs=10)[0].index == 106
     short = [Change(50, "regression", 100.0, 96.0, 2, 50), Change(52, "progression", 96.0, 100.0, 148, 52)]
     assert [c.index for c in refine_changes(x, short, +1, runs=10)] == [50, 52]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.floats(allow_nan=False, allow_infinity=False, width=64, min_value=-1e12, max_value=1e12),
+                min_size=1, max_size=300))
+def test_the_fast_median_is_numpys_median_exactly(values):
+    x = np.array(values, dtype=np.float64)
+    assert _median(x) == float(np.median(x))
