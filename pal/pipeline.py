@@ -166,7 +166,7 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
     from pal.alerts import alert_samples, write_alert_outputs
     from pal.alerts.build import remembered
     from pal.executor import make_executor
-    from pal.render import page_digests, render_site, site_samples
+    from pal.render import page_digests, render_site
     from pal.store import Store
 
     report = RunReport()
@@ -228,9 +228,6 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
         steps.done(f"{len(alerts)} alerts ({new_regressions} new regressions), {len(paths)} files")
 
         steps.start("render", f"{len(results)} series")
-        # the window's samples end here: the site reads only its failures and build facts
-        history = History(site_samples(history.samples), history.builds)
-        release_memory()
         views = [a.view() for a in alerts]
         old_digests = {} if options.full else store.load_state(DIGEST_STATE)
         digests = page_digests(results, views)

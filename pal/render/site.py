@@ -116,19 +116,6 @@ def render_site(
     return target / "index.html"
 
 
-def site_samples(samples: pd.DataFrame | None) -> pd.DataFrame | None:
-    """The rows of ``samples`` the site reads: every failed run (the failures it lists) and the
-    last row of each (job, build) (its DUT version and testbed). ``render_site`` gives the same
-    site from these as from the whole table; the run hands it these so that the window's
-    samples (a million rows) are not held through the render."""
-    if samples is None or samples.empty or not {"job", "build"} <= set(samples.columns):
-        return samples
-    keep = ~samples.duplicated(["job", "build"], keep="last").to_numpy()
-    if "status" in samples.columns:
-        keep |= (samples["status"] == "FAIL").to_numpy(dtype=bool, na_value=False)
-    return samples[keep].reset_index(drop=True)
-
-
 def _write(tmp: Path, previous: Path, results: list[SeriesResult], samples: pd.DataFrame, builds: pd.DataFrame,
            report: RunReport, spec: Spec, alerts: list[AlertView] | None, changed: set[SeriesKey] | None,
            workers: int | None, templates_dir: Path, generated_at: datetime | None) -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from pal.alerts import alert_samples
 from pal.render import render_site, site as site_mod
 from pal.report import RunReport
 from tests.render.conftest import EVIL, RANGE_URL, render, site_inputs
@@ -378,15 +379,15 @@ def test_drill_down_colours_its_changes_by_the_metric_direction(site):
     assert re.search(r'<td class="worse">-1[0-9]\.[0-9]{2}</td><td class="worse">-1[0-9]\.[0-9]{2}</td>', comp)
 
 
-def test_the_site_from_its_slim_samples_is_the_site_from_all_samples(tmp_path):
-    """The run hands render only ``site_samples`` (failures and each build's last row): the site
-    must be the same, failures listed and build facts (from the samples when the builds table
-    lacks them) included."""
+def test_the_site_from_the_samples_the_run_keeps_is_the_site_from_all_samples(tmp_path):
+    """The run keeps only ``alert_samples`` (failures, each build's last row, each job's newest
+    build) once the series are cut: the site must be the same, failures listed and build facts
+    (from the samples when the builds table lacks them) included."""
     results, samples, builds, alerts = site_inputs()
     last = ~samples.duplicated(["job", "build"], keep="last")  # the row whose facts a build shows
     version = samples["dut_version"].astype(str)
     samples["dut_version"] = version.where(~last, version + "-last")
-    slim = site_mod.site_samples(samples)
+    slim = alert_samples(samples)
     fails = samples[samples["status"] == "FAIL"]
     assert len(fails) >= 3 and len(slim) < len(samples) / 2
     failed = {(j, b, t) for j, b, t in zip(fails["job"].astype(str), fails["build"], fails["test_id"].astype(str))}
