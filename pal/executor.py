@@ -29,8 +29,8 @@ WORKER_PRELOAD = ("pal.store.ingest",)
 
 def stop_forkserver() -> None:
     """End this process's forkserver (a new pool starts another): with its preloaded imports it
-    holds ~70 MB through the stages after the parse, which fork nothing. Call it only when no
-    pool of the process has workers (a render worker ends with its forkserver)."""
+    would hold its memory through the stages after the parse, which fork nothing. Call it only
+    when no pool of the process has workers forked from it."""
     import multiprocessing.forkserver as forkserver
 
     stop = getattr(getattr(forkserver, "_forkserver", None), "_stop", None)  # CPython's, since 3.8
@@ -39,10 +39,10 @@ def stop_forkserver() -> None:
 
 
 def worker_context() -> Any:
-    """The multiprocessing context of every local pool of a run: a forkserver (never a fork of
+    """The multiprocessing context of ``LocalExecutor``'s pool: a forkserver (never a fork of
     this process, which may hold the store's lock and threads) that has preloaded
-    ``WORKER_PRELOAD``. The preload applies when the forkserver starts: the first pool of the
-    process starts it, and it lives as long as the process."""
+    ``WORKER_PRELOAD``. The preload applies when the forkserver starts: the pool starts it, and
+    closing the pool ends it (``stop_forkserver``)."""
     ctx = multiprocessing.get_context("forkserver")
     ctx.set_forkserver_preload(list(WORKER_PRELOAD))
     return ctx

@@ -208,7 +208,7 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
             history = load_history(spec, store, now, report)
             _check_upstream(options.upstream, history, report)
             inputs = split_series(history.samples, spec)
-            # the window's samples end here: later stages read failures and build facts only
+            # the window's samples end here: later stages read only the rows alert_samples keeps
             history = History(alert_samples(history.samples), history.builds)
             release_memory()
             results = analyse_series(spec, inputs, history.builds, report, executor if on_executor else None)

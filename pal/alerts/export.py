@@ -429,8 +429,8 @@ class SeriesExports:
                     pa.Table.from_pandas(series_frame([], self.builds), preserve_index=False).schema
                 with pq.ParquetWriter(tmp, schema, compression="zstd") as writer:
                     for part in parts:
-                        batches = pq.ParquetFile(part).iter_batches(batch_size=EXPORT_BATCH_ROWS, use_threads=False)
-                        for batch in batches:
+                        reader = pq.ParquetFile(part)
+                        for batch in reader.iter_batches(batch_size=EXPORT_BATCH_ROWS, use_threads=False):
                             writer.write_table(pa.Table.from_batches([batch]).cast(schema))
 
             write_atomic(target, stream)

@@ -232,7 +232,7 @@ def _workers(workers: int | None) -> int:
 def _share(futures: list, chunks: list[list[GroupTask]], args: tuple) -> list[list[tuple[str, str]]]:
     """This process draws the chunks no worker has started yet, from the last one back, then
     waits for the rest: it is one of the render's workers once the index is written, so the
-    pool is one process smaller (a worker holds ~85 MB) for the same cores. Problems come back
+    pool is one process smaller (a worker holds ~100 MB) for the same cores. Problems come back
     in chunk order, whoever drew the chunk."""
     found: list[list[tuple[str, str]] | None] = [None] * len(chunks)
     for i in range(len(chunks) - 1, -1, -1):
