@@ -76,6 +76,7 @@ def filter_changes(
     if confirm_runs < 1 or min_change_pct < 0:
         raise ValueError(f"filter_changes: confirm_runs={confirm_runs} (>= 1), min_change_pct={min_change_pct} (>= 0)")
     x = np.asarray(values, dtype=np.float64)
+    held_on = x if seen is None else np.asarray(seen, dtype=np.float64)  # what ``_held_at`` averages
     valid = np.flatnonzero(~np.isnan(x))
     ordered = sorted(changes, key=lambda c: c.index)
     kept: list[Change] = []
@@ -86,8 +87,8 @@ def filter_changes(
         nxt = ordered[j + 1].index if j + 1 < len(ordered) else len(x)
         b, a = x[level_start : cp.index], x[cp.index : max(nxt, cp.index + 1)]
         b, a = b[~np.isnan(b)], a[~np.isnan(a)]
-        before = float(np.median(b)) if len(b) else cp.before
-        after = float(np.median(a)) if len(a) else cp.after
+        before = _median(b) if len(b) else cp.before
+        after = _median(a) if len(a) else cp.after
         before_sd = float(np.std(b)) if len(b) else cp.before_stdev
         after_sd = float(np.std(a)) if len(a) else cp.after_stdev
         rel = (after - before) / abs(before) if before else math.inf
@@ -102,8 +103,7 @@ def filter_changes(
             need = confirm_runs
             if j + 1 == len(ordered) and abs(after - before) < TAIL_SMALL_SD * noise and not cp.evidence.get("test"):
                 need = max(need, TAIL_CONFIRM_RUNS)  # a small new level at the end: wait for more runs
-            held = _held_at((x if seen is None else np.asarray(seen, dtype=np.float64))[cp.index:len(seg) + cp.index],
-                            before, after, noise, len(b))
+            held = _held_at(held_on[cp.index : cp.index + len(seg)], before, after, noise, len(b))
             if len(beyond) < need and held < 0:
                 continue  # not (yet) enough runs clearly at the new level
             at = [cp.index + int(beyond[need - 1])] if len(beyond) >= need else []
@@ -312,8 +312,7 @@ def _best_window(x: np.ndarray, sigma: float, min_runs: int) -> tuple[float, int
     outside = (cs[-1] - cs[end] + cs[a]) / rest
     z = np.where(ok, np.abs(inside - outside) / (sigma * np.sqrt(1.0 / lengths[:, None] + 1.0 / rest)), 0.0)
     i, j = np.unravel_index(int(np.argmax(z)), z.shape)
-    best = (float(z[i, j]), int(a[j]), int(a[j] + lengths[i]))
-    return best
+    return float(z[i, j]), int(a[j]), int(a[j] + lengths[i])
 
 
 def shift_changes(values: np.ndarray, changes: list[Change], direction: int = 1, shift_z: float = SHIFT_Z,
