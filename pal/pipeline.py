@@ -222,19 +222,21 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
         code = 1 if options.download and report.fatal() else code  # a job got no build: a source is unusable
         if not options.download:
             _restore_download_problems(store, report)
-        paths = write_alert_outputs(out_dir, alerts, results, history.builds, history.samples, spec, report)
-        release_memory()  # the exports' frames
-        new_regressions = sum(1 for a in alerts if a.kind == "regression" and a.status == "new")
-        steps.done(f"{len(alerts)} alerts ({new_regressions} new regressions), {len(paths)} files")
-
-        steps.start("render", f"{len(results)} series")
         views = [a.view() for a in alerts]
         old_digests = {} if options.full else store.load_state(DIGEST_STATE)
         digests = page_digests(results, views)
         changed = {r.key for r in results if old_digests.get(_page_key(r)) != digests[_page_key(r)]}
         site_ok = (out_dir / "site" / "index.html").exists()
+
+        def alert_outputs() -> None:  # while the render's pool draws drill-downs (render_site)
+            paths = write_alert_outputs(out_dir, alerts, results, history.builds, history.samples, spec, report)
+            release_memory()  # the exports' frames
+            new_regressions = sum(1 for a in alerts if a.kind == "regression" and a.status == "new")
+            steps.done(f"{len(alerts)} alerts ({new_regressions} new regressions), {len(paths)} files")
+            steps.start("render", f"{len(results)} series")
+
         index = render_site(out_dir, results, history.samples, history.builds, report, spec, views,
-                            changed=changed if (old_digests and site_ok) else None)
+                            changed=changed if (old_digests and site_ok) else None, meanwhile=alert_outputs)
         steps.done(f"{len(changed)} series pages rendered again, index {index}")
 
         steps.start("save", "store states and the run report")

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from concurrent.futures import ProcessPoolExecutor
 from datetime import datetime
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -86,6 +86,7 @@ def render_site(
     workers: int | None = None,
     templates_dir: Path | None = None,
     generated_at: datetime | None = None,
+    meanwhile: Callable[[], object] | None = None,
 ) -> Path:
     """Write ``out_dir/site/`` and return the path of its ``index.html``.
 
@@ -93,6 +94,10 @@ def render_site(
     previous site when it has them (None: render all). Problems with one series are recorded
     in ``report`` (stage "render") and the rest goes on. The previous site is deleted by a
     background thread after the swap (``wait_for_cleanup`` joins it; so does interpreter exit).
+
+    ``meanwhile`` is other work of the run that does not read the site (the alert outputs):
+    this process does it once the pool has its drill-downs, so the pool's core is not idle
+    while it runs. An exception from it abandons the site like any other.
     """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -107,7 +112,7 @@ def render_site(
     templates_dir = Path(templates_dir) if templates_dir else DEFAULT_TEMPLATES
     try:
         _write(tmp, target, results, samples, builds, report, spec, alerts, changed,
-               workers, templates_dir, generated_at)
+               workers, templates_dir, generated_at, meanwhile)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -118,7 +123,8 @@ def render_site(
 
 def _write(tmp: Path, previous: Path, results: list[SeriesResult], samples: pd.DataFrame, builds: pd.DataFrame,
            report: RunReport, spec: Spec, alerts: list[AlertView] | None, changed: set[SeriesKey] | None,
-           workers: int | None, templates_dir: Path, generated_at: datetime | None) -> None:
+           workers: int | None, templates_dir: Path, generated_at: datetime | None,
+           meanwhile: Callable[[], object] | None = None) -> None:
     results = sorted({r.key: r for r in results}.values(), key=lambda r: (r.key.job, r.key.test_id, r.key.metric))
     drawable = []
     for r in results:
@@ -146,11 +152,13 @@ def _write(tmp: Path, previous: Path, results: list[SeriesResult], samples: pd.D
     pool = _pool(workers, todo)
     args = (str(tmp), str(previous), info, str(templates_dir), facts)
     try:
-        if pool is None:
-            problems = _render_groups(*args, tasks)
-        else:  # the pool draws series and group pages while this process writes jobs and the index
+        if pool is not None:  # the pool draws series and group pages while this process does the rest
             chunks = _balanced(tasks, _workers(workers) * CHUNKS_PER_WORKER)
             futures = [pool.submit(_render_groups, *args, c) for c in chunks]
+        if meanwhile is not None:
+            meanwhile()
+        if pool is None:
+            problems = _render_groups(*args, tasks)
         _write_jobs(tmp, pages, jobs, results, builds, facts, info.links)
         _write_index(tmp, pages, results, samples, builds, report, alerts, jobs, group_links, info.links, spec)
         if pool is not None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 
 import pandas as pd
+import pytest
 
 from pal.alerts.export import PARTS_DIR, SeriesExports, csv_bytes, series_frame
 from tests.alerts.factory import ALT, ICX, builds_for, make_result
@@ -104,3 +105,55 @@ def test_parts_are_formatted_a_few_series_at_a_time_with_the_same_bytes(tmp_path
     whole = series_frame(results, builds)
     assert (tmp_path / "exports" / "series.csv").read_bytes() == csv_bytes(whole)
     pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "exports" / "series.parquet"), whole)
+
+
+def test_append_file_gives_the_same_bytes_by_the_kernel_and_by_hand(tmp_path, monkeypatch):
+    """Parts are appended by copy_file_range where it works and by a plain copy where it does
+    not (here: made to fail at the first call, and after half of a part); the bytes are the same."""
+    import errno
+    import os
+
+    from pal.alerts import export
+
+    parts = []
+    for i, size in enumerate((0, 1, 5 << 20, 12345)):
+        p = tmp_path / f"part{i}"
+        p.write_bytes(os.urandom(size))
+        parts.append(p)
+    expected = b"head\n" + b"".join(p.read_bytes() for p in parts)
+
+    def cat(name):
+        with open(tmp_path / name, "wb") as out:
+            out.write(b"head\n")
+            for p in parts:
+                export.append_file(out, p)
+            out.write(b"")  # the buffered writer still works after the kernel's copies
+        return (tmp_path / name).read_bytes()
+
+    assert cat("kernel") == expected
+    real = os.copy_file_range
+
+    def unsupported(*args):
+        raise OSError(errno.EXDEV, "cross-device")
+
+    monkeypatch.setattr(os, "copy_file_range", unsupported)
+    assert cat("by-hand") == expected
+    calls = []
+
+    def half_then_fail(src, dst, count):
+        calls.append(count)
+        if len(calls) % 2:
+            return real(src, dst, max(1, count // 2))
+        raise OSError(errno.EINVAL, "not here")
+
+    monkeypatch.setattr(os, "copy_file_range", half_then_fail)
+    assert cat("mixed") == expected
+    assert calls  # the mixed path ran
+
+    def broken(*args):
+        raise OSError(errno.EIO, "disk error")
+
+    monkeypatch.setattr(os, "copy_file_range", broken)
+    with pytest.raises(OSError) as raised:  # a real error is not hidden behind the fallback
+        cat("broken")
+    assert raised.value.errno == errno.EIO

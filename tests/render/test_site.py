@@ -187,6 +187,31 @@ def test_failed_render_keeps_the_previous_site(tmp_path, monkeypatch):
     assert [p.name for p in tmp_path.iterdir()] == ["site"]
 
 
+def test_other_work_runs_while_the_pool_draws_and_its_failure_keeps_the_previous_site(tmp_path, monkeypatch):
+    """``meanwhile`` (the run's alert outputs) runs once the pool has its chunks: the same site
+    comes out, and an exception from it abandons the new site like a render failure."""
+    monkeypatch.setattr(site_mod, "POOL_MIN_SERIES", 1)
+    render(tmp_path / "plain", workers=2)
+    seen = []
+
+    def other_work():
+        seen.append(sorted(p.name for p in (tmp_path / "with").iterdir() if p.name.startswith(site_mod.NEW_PREFIX)))
+
+    index, _, _ = render(tmp_path / "with", workers=2, meanwhile=other_work)
+    assert len(seen) == 1 and len(seen[0]) == 1  # called once, while the new site was being written
+    assert all_files(index.parent) == all_files(tmp_path / "plain" / "site")
+    before = all_files(index.parent)
+
+    def boom():
+        raise OSError("exports: disk full")
+
+    with pytest.raises(OSError, match="disk full"):
+        render(tmp_path / "with", workers=2, meanwhile=boom)
+    assert all_files(index.parent) == before
+    site_mod.wait_for_cleanup()
+    assert [p.name for p in (tmp_path / "with").iterdir()] == ["site"]
+
+
 def test_previous_site_is_deleted_after_the_swap_and_leftovers_of_a_killed_run_too(tmp_path):
     index, results, _ = render(tmp_path)
     old_page = index.parent / "s" / f"{results[0].key.slug()}.html"
