@@ -27,7 +27,7 @@ import os
 import re
 import shutil
 from pathlib import Path
-from typing import BinaryIO, Callable, Iterator
+from typing import BinaryIO, Callable, Iterable, Iterator
 
 import numpy as np
 import pandas as pd
@@ -293,6 +293,8 @@ def json_bytes(df: pd.DataFrame) -> bytes:
 # ---------------------------------------------------------------------------
 
 PARTS_DIR = ".parts"
+#: the exports made from per-job parts (JSON is one array, made from the whole frame)
+PART_FORMATS = ("csv", "parquet")
 EXPORT_BATCH_ROWS = 20_000  # rows per row group of series.parquet (and per read of a part)
 EXPORT_CHUNK_SERIES = 100  # series formatted at a time into a job's part
 _PART = re.compile(r"^(?P<digest>[0-9a-f]{40})\.(?P<fmt>csv|parquet)$")
@@ -334,7 +336,10 @@ class SeriesExports:
     removed. The JSON export is made from the whole frame (it is one array).
     """
 
-    def __init__(self, exports_dir: Path, results: list[SeriesResult], builds: pd.DataFrame | None):
+    def __init__(self, exports_dir: Path, results: list[SeriesResult], builds: pd.DataFrame | None,
+                 formats: Iterable[str] = PART_FORMATS):
+        #: the part formats a missing part is made in, from one pass over the job's rows
+        self.formats = tuple(f for f in PART_FORMATS if f in set(formats))
         self.parts = Path(exports_dir) / PARTS_DIR
         self.results = results
         self.builds = builds
@@ -368,41 +373,56 @@ class SeriesExports:
             release_memory()  # the chunk's Arrow buffers: the part's peak is one chunk's, not the sum
 
     def _part(self, job: str, fmt: str) -> Path:
-        """The job's part in ``fmt``, made (atomically) when no earlier run left it."""
-        path = self.parts / f"{self.digest(job)}.{fmt}"
+        """The job's part in ``fmt``, made (atomically) when no earlier run left it; the job's
+        other missing parts (``self.formats``) are made in the same pass over its rows."""
+        path = self._part_path(job, fmt)
         if path.exists():
             return path
-        if fmt == "csv":
-            header = csvtext.csv_line(EXPORT_COLUMNS).encode("utf-8")
+        fmts = [f for f in dict.fromkeys([*self.formats, fmt]) if not self._part_path(job, f).exists()]
+        self._make_parts(job, fmts)
+        self.formatted.append(job)
+        return path
 
-            def body(tmp: Path) -> None:
-                with open(tmp, "wb") as fh:
-                    for df in self._frames(job):
+    def _part_path(self, job: str, fmt: str) -> Path:
+        return self.parts / f"{self.digest(job)}.{fmt}"
+
+    def _make_parts(self, job: str, fmts: list[str]) -> None:
+        """Each part in ``fmts`` written to a temp file chunk by chunk, then each renamed into place
+        (``write_atomic`` nested: a part is whole or absent; one without the other is made again)."""
+        header = csvtext.csv_line(EXPORT_COLUMNS).encode("utf-8")
+
+        def rows(tmps: dict[str, Path]) -> None:
+            csv_out = open(tmps["csv"], "wb") if "csv" in tmps else None
+            writer = None
+            try:
+                for df in self._frames(job):
+                    if csv_out is not None:
                         pieces = csv_chunks(df)
                         first = bytes(next(pieces))
                         if not first.startswith(header):
                             raise ValueError(f"export of {job}: unexpected CSV header")
-                        fh.write(first[len(header):])
+                        csv_out.write(first[len(header):])
                         for piece in pieces:
-                            fh.write(piece)
-
-            write_atomic(path, body)
-        else:
-            def rows(tmp: Path) -> None:
-                writer = None
-                try:
-                    for df in self._frames(job):
+                            csv_out.write(piece)
+                    if "parquet" in tmps:
                         table = pa.Table.from_pandas(df, preserve_index=False)
                         if writer is None:
-                            writer = pq.ParquetWriter(tmp, table.schema, compression="zstd")
+                            writer = pq.ParquetWriter(tmps["parquet"], table.schema, compression="zstd")
                         writer.write_table(table.cast(writer.schema))
-                finally:
-                    if writer is not None:
-                        writer.close()
+            finally:
+                if csv_out is not None:
+                    csv_out.close()
+                if writer is not None:
+                    writer.close()
 
-            write_atomic(path, rows)
-        self.formatted.append(job)
-        return path
+        def nest(todo: list[str], tmps: dict[str, Path]) -> None:
+            if not todo:
+                rows(tmps)
+                return
+            fmt, rest = todo[0], todo[1:]
+            write_atomic(self._part_path(job, fmt), lambda tmp: nest(rest, {**tmps, fmt: tmp}))
+
+        nest(fmts, {})
 
     def write(self, fmt: str, target: Path) -> None:
         """Write ``series.<fmt>`` to ``target`` atomically."""

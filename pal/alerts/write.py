@@ -108,7 +108,8 @@ def write_alert_outputs(out_dir: Path, alerts: list[Alert], results: list[Series
     put("junit.xml", out_dir / "junit.xml", lambda: junit.junit_xml(results, alerts, fail_on, samples))
     formats = spec.outputs.exports
     if formats:
-        exports = export.SeriesExports(out_dir / "exports", results, builds)  # per job, unchanged jobs reused
+        # per job, unchanged jobs reused; a changed job's CSV and Parquet parts made in one pass
+        exports = export.SeriesExports(out_dir / "exports", results, builds, formats)
         for fmt in sorted(set(formats)):
             target = out_dir / "exports" / f"series.{fmt}"
             put(f"series.{fmt}", target, lambda fmt=fmt, target=target: exports.write(fmt, target))

@@ -39,10 +39,25 @@ def test_files_equal_the_whole_frame(tmp_path):
     assert (tmp_path / "exports" / "series.csv").read_bytes() == csv_bytes(whole)
     back = pd.read_parquet(tmp_path / "exports" / "series.parquet")
     pd.testing.assert_frame_equal(back, whole)
-    assert sorted(ex.formatted) == sorted([ALT, ICX, SPR] * 2)
+    assert sorted(ex.formatted) == sorted([ALT, ICX, SPR])  # one pass over a job's rows makes both parts
     # a text cell starting with "=" is neutralised in the CSV, kept raw in Parquet
     assert b",'=x," in (tmp_path / "exports" / "series.csv").read_bytes()
     assert "=x" in back["test_set"].tolist()
+
+
+def test_a_missing_part_alone_is_made_again_with_the_same_bytes(tmp_path):
+    """A kill between the renames of a job's CSV and Parquet parts leaves one of them: the next
+    run makes the other alone, and the exports equal a fresh write."""
+    results = history()
+    write_all(tmp_path / "a", results)
+    before = {n: (tmp_path / "a" / "exports" / n).read_bytes() for n in ("series.csv", "series.parquet")}
+    parts = tmp_path / "a" / "exports" / PARTS_DIR
+    lost = sorted(parts.glob("*.parquet"))[0]
+    lost.unlink()
+    ex, _ = write_all(tmp_path / "a", results)
+    assert len(ex.formatted) == 1 and lost.exists()
+    assert len(list(parts.glob("*.csv"))) == 3 and len(list(parts.glob("*.parquet"))) == 3
+    assert {n: (tmp_path / "a" / "exports" / n).read_bytes() for n in before} == before
 
 
 def test_unchanged_jobs_are_reused_and_the_result_equals_a_fresh_write(tmp_path):
