@@ -72,15 +72,26 @@ def _encode(obj: Any) -> str:
     return js_json(obj)
 
 
+def js_encode(obj: Any) -> str:
+    """The JSON text of ``obj``, which may hold ``Floats`` at any depth of dicts; safe inside a
+    ``<script>`` element (nothing in it can end one: see ``js_json``)."""
+    return _encode(obj)
+
+
+_JS_HEAD = "var PAL=window.PAL=window.PAL||{series:{},jobs:{}};"
+
+
 def js_assign(namespace: str, key: str, obj: Any) -> str:
     """A data file body ``PAL.<namespace>[key] = obj;`` loadable by ``<script src>`` from disk or HTTP.
 
     ``obj`` may hold ``Floats`` (at any depth of dicts); everything else goes through ``js_json``.
     """
-    return (
-        "var PAL=window.PAL=window.PAL||{series:{},jobs:{}};"
-        f"PAL.{namespace}[{js_json(key)}]={_encode(obj)};\n"
-    )
+    return f"{_JS_HEAD}PAL.{namespace}[{js_json(key)}]={_encode(obj)};\n"
+
+
+def js_assign_all(namespace: str, items: Iterable[tuple[str, str]]) -> str:
+    """A data file body with one ``PAL.<namespace>[key]=...;`` line per (key, ``js_encode`` text)."""
+    return _JS_HEAD + "".join(f"PAL.{namespace}[{js_json(k)}]={text};\n" for k, text in items)
 
 
 def xml_text(text: str) -> str:

@@ -20,7 +20,7 @@ from pal.model import AlertView, SeriesKey, SeriesResult
 from pal.render import evidence, graphs, svg
 from pal.render.buildinfo import BuildIndex
 from pal.render.dashboard import change_css
-from pal.render.escape import js_assign
+from pal.render.escape import js_encode
 from pal.render.naming import build_label, group_key, safe_slug, scale_for, short_name, topo_of
 
 #: runs listed under a drill-down graph (all runs are in the job's CSV)
@@ -190,8 +190,14 @@ class Pages:
             **ctx,
         )
 
-    def write_series(self, site: Path, result: SeriesResult, facts: BuildIndex, extras: SeriesExtras) -> None:
-        """The drill-down of one series: data/<slug>.js and s/<slug>.html (its static SVG inline)."""
+    def series_json(self, result: SeriesResult) -> str:
+        """The graph data of one series (``graphs.series_data``) as JSON text."""
+        return js_encode(graphs.series_data(result, self._labels(result.times)))
+
+    def write_series(self, site: Path, result: SeriesResult, facts: BuildIndex, extras: SeriesExtras) -> str:
+        """The drill-down of one series, s/<slug>.html: its static SVG and its graph data inline
+        (one file per series: creating a file is most of a page's cost on some file systems).
+        Returns the graph data (``series_json``), which its group's data file carries too."""
         key = result.key
         problem = misaligned(result)
         if problem:
@@ -200,12 +206,13 @@ class Pages:
         nic = str(result.attrs.get("nic") or "")
         name = short_name(key, nic)
         labels = self._labels(result.times)
-        (site / "data" / f"{slug}.js").write_text(js_assign("series", slug, graphs.series_data(result, labels)),
-                                                  "utf-8")
+        data = js_encode(graphs.series_data(result, labels))
         chart = graphs.detail_chart(result, f"{name} ({key.metric})")
         ctx = self._series_context(result, slug, name, facts, extras, svg_height(chart), labels)
         ctx["svg"] = Markup(svg.render_svg(chart))  # built from escaped text only (xml_text)
+        ctx["data"] = Markup(data)  # JSON with <, > and & escaped: nothing in it ends its <script> element
         (site / "s" / f"{slug}.html").write_text(self._series.render(ctx), "utf-8")
+        return data
 
     def _series_context(self, r: SeriesResult, slug: str, name: str, facts: BuildIndex,
                         extras: SeriesExtras, height: int, times: list[str | None]) -> dict:
@@ -248,7 +255,7 @@ class Pages:
             "data_until": self.info.data_until,
             "version": self.info.version,
             "scripts": ["../static/plotly.min.js", f"../data/jobs/{safe_slug(key.job)}.js",
-                        f"../data/{slug}.js", "../static/graph.js", "../static/pal.js"],
+                        "../static/graph.js", "../static/pal.js"],
             "key": key,
             "slug": slug,
             "name": name,

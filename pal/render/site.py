@@ -3,17 +3,17 @@
 Layout of ``out_dir/site/``::
 
     index.html              dashboards, failed tests, alerts, missing builds, jobs
-    s/<slug>.html           drill-down per series, its static SVG graph inline
+    s/<slug>.html           drill-down per series, its static SVG and graph data inline
     g/<group>.html          trend graphs per group       data/jobs/<job>.js  per-build facts
-    data/<slug>.js          graph data per series
+    data/g/<group>.js       graph data of a group's series (its page's only data file)
     svg/*.svg               static group and statistics graphs (what Jenkins' CSP lets a reader see)
     stats/<job>.html        per-job statistics           downloads/<job>.csv  trended values
     static/                 pal.css, pal.js, graph.js, plotly.min.js (once, offline)
 
 Output is a function of the inputs only (sorted, no wall-clock time), so reruns are byte-identical.
 Speed (CSIT scale, 6,000 series all changed): drill-downs and group pages are drawn per group
-on a process pool while this process writes the job files and the index; two files per series;
-the previous site is deleted by a background thread after the swap.
+on a process pool while this process writes the alert outputs, the job files and the index;
+one file per series; the previous site is deleted by a background thread after the swap.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ from pal.model import AlertView, SeriesKey, SeriesResult
 from pal.render import dashboard, graphs, stats, svg
 from pal.render.buildinfo import BuildIndex
 from pal.render.downloads import job_csv
-from pal.render.escape import js_assign
+from pal.render.escape import js_assign, js_assign_all
 from pal.render.naming import build_label, graph_key, graph_order, group_key, metric_label, safe_slug, short_name
 from pal.render.pages import (
     DEFAULT_TEMPLATES,
@@ -63,7 +63,7 @@ from pal.spec import Spec
 
 log = logging.getLogger("pal")
 
-SUBDIRS = ("static", "data", "data/jobs", "svg", "s", "g", "stats", "downloads")
+SUBDIRS = ("static", "data", "data/jobs", "data/g", "svg", "s", "g", "stats", "downloads")
 MAX_TRACES = 10  # tests per group graph; more are split over several graphs
 POOL_MIN_SERIES = 300  # below this a process pool costs more than it saves
 CHUNKS_PER_WORKER = 8  # drill-down chunks per worker: small enough that this process and the pool end together
@@ -191,7 +191,7 @@ class GroupTask:
 
 
 def series_files(slug: str) -> list[str]:
-    return [f"s/{slug}.html", f"data/{slug}.js"]
+    return [f"s/{slug}.html"]
 
 
 def _plan(tmp: Path, previous: Path, results: list[SeriesResult], extras: dict, changed: set | None,
@@ -316,19 +316,36 @@ def _render_groups(site: str, previous: str, info: SiteInfo, templates_dir: str,
     root, prev = Path(site), Path(previous)
     problems = []
     for task in tasks:
+        data: dict[SeriesKey, str] = {}
         for result, extra in task.render:
             try:
-                pages.write_series(root, result, facts, extra)
+                data[result.key] = pages.write_series(root, result, facts, extra)
             except (ValueError, TypeError, IndexError, KeyError, OSError) as exc:
                 problems.append((series_key_text(result.key), f"drill-down not rendered: {exc}"))
-        _write_group(root, prev, pages, task)
+        _write_group(root, prev, pages, task, data)
     return problems
 
 
-def _write_group(tmp: Path, previous: Path, pages: Pages, task: GroupTask) -> None:
-    """One page per testbed x NIC x area; one graph per metric x frame size x cores (<= 10 tests)."""
+def _write_group(tmp: Path, previous: Path, pages: Pages, task: GroupTask, data: dict[SeriesKey, str]) -> None:
+    """One page per testbed x NIC x area; one graph per metric x frame size x cores (<= 10 tests).
+
+    Its series' graph data is one file, ``data/g/<group>.js``: ``data`` holds what the drill-downs
+    just drawn made; the others' is made here (a changed group), or the file is kept."""
     gkey, gslug = task.key, task.slug
     slugs = {id(r): r.key.slug() for r in task.members}  # a slug is a hash: once per series
+    data_file = f"data/g/{gslug}.js"
+    if task.changed or not _reuse(previous, tmp, [data_file]):
+        items = []
+        for r in task.members:
+            text = data.get(r.key)
+            if text is None:
+                try:
+                    text = pages.series_json(r)
+                except (ValueError, TypeError, IndexError, KeyError) as exc:
+                    log.debug("group %s: no graph data for %s: %s", gslug, series_key_text(r.key), exc)
+                    continue  # its drill-down reported the problem
+            items.append((slugs[id(r)], text))
+        (tmp / data_file).write_text(js_assign_all("series", items), "utf-8")
     by_graph: dict[tuple[str, str, str], list[SeriesResult]] = {}
     for r in task.members:
         by_graph.setdefault(graph_key(r), []).append(r)
@@ -349,9 +366,8 @@ def _write_group(tmp: Path, previous: Path, pages: Pages, task: GroupTask) -> No
                          "verdict": m.verdict} for m in members],
         })
     job_scripts = sorted({f"../data/jobs/{safe_slug(r.key.job)}.js" for r in task.members})
-    data_scripts = [f"../data/{slugs[id(r)]}.js" for r in task.members]
     html = pages.render("group.html", "../", group_label(gkey),
-                        ["../static/plotly.min.js", *job_scripts, *data_scripts, "../static/graph.js"],
+                        ["../static/plotly.min.js", *job_scripts, f"../{data_file}", "../static/graph.js"],
                         label=group_label(gkey), testbed=gkey[0], graphs=graphs_ctx)
     (tmp / "g" / f"{gslug}.html").write_text(html, "utf-8")
 

@@ -1,10 +1,16 @@
-/* Interactive Plotly graphs from the per-series data files (data/*.js set window.PAL).
+/* Interactive Plotly graphs. Graph data comes from data files (a group's data/g/*.js sets
+   window.PAL) or from JSON blocks in the page (a drill-down's script.pal-data: data, never run).
    Each div.pal-graph names its series; its sibling static SVG (an <img>, or inline in a
    div.static-graph) is hidden once drawn. */
 (function () {
   "use strict";
-  var PAL = window.PAL || { series: {}, jobs: {} };
+  var PAL = window.PAL = window.PAL || { series: {}, jobs: {} };
+  PAL.series = PAL.series || {};
+  PAL.jobs = PAL.jobs || {};
   if (typeof Plotly === "undefined") { return; }
+  document.querySelectorAll('script.pal-data[type="application/json"]').forEach(function (el) {
+    try { PAL.series[el.getAttribute("data-series")] = JSON.parse(el.textContent); } catch (e) { /* not drawn */ }
+  });
   var PALETTE = ["#1f77b4", "#ff7f0e", "#17becf", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#393b79", "#637939"];
 
   function esc(text) {  /* Plotly reads names and hover text as HTML-like markup */

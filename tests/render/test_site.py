@@ -1,5 +1,6 @@
 import csv
 import io
+import json
 import os
 import re
 import subprocess
@@ -19,7 +20,9 @@ class _Links(HTMLParser):
     def __init__(self):
         super().__init__()
         self.refs, self.style_attrs, self.inline_scripts, self.rows = [], 0, 0, {}
+        self.data_blocks: list[tuple[str, str]] = []  # (data-series, text) of JSON data blocks
         self._table = None
+        self._data = None
 
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
@@ -29,11 +32,23 @@ class _Links(HTMLParser):
         if tag == "script":
             if "src" in a:
                 self.refs.append(a["src"])
+            elif a.get("type") == "application/json":  # data, never run (CSP does not apply)
+                self._data = [a.get("data-series", ""), ""]
             else:
                 self.inline_scripts += 1
         for k in ("href", "src"):
             if k in a and tag != "script":
                 self.refs.append(a[k])
+
+
+    def handle_data(self, data):
+        if self._data is not None:
+            self._data[1] += data
+
+    def handle_endtag(self, tag):
+        if tag == "script" and self._data is not None:
+            self.data_blocks.append((self._data[0], self._data[1]))
+            self._data = None
 
 
 def parse(path: Path) -> _Links:
@@ -53,6 +68,12 @@ def test_every_page_is_script_and_style_free_inline_and_every_local_link_resolve
     for page in pages:
         p = parse(page)
         assert p.style_attrs == 0 and p.inline_scripts == 0, page
+        if page.parent.name == "s":  # a drill-down carries its graph data: one JSON block, nothing that runs
+            assert len(p.data_blocks) == 1 and f"s/{p.data_blocks[0][0]}.html" == f"s/{page.name}", page
+            text = p.data_blocks[0][1]
+            assert "<" not in text and json.loads(text)["b"], page
+        else:
+            assert p.data_blocks == [], page
         for ref in p.refs:
             if ref.startswith("http"):
                 assert ref.startswith("https://jenkins.example/job/") or ref == RANGE_URL.replace("&", "&amp;") or ref == RANGE_URL
@@ -85,7 +106,8 @@ def test_untrusted_text_is_escaped_in_every_output(site):
     root, results, _ = site
     evil_slug = results[2].key.slug()
     group_svg = next((root / "svg").glob("g-2n-icx-10ge2p1x710-ip4-*.svg")).relative_to(root)
-    for rel in ("index.html", f"s/{evil_slug}.html", str(group_svg), f"data/{evil_slug}.js",
+    group_data = str(next((root / "data" / "g").glob("2n-icx-10ge2p1x710-ip4-*.js")).relative_to(root))
+    for rel in ("index.html", f"s/{evil_slug}.html", str(group_svg), group_data,
                 f"s/{results[1].key.slug()}.html", f"s/{results[0].key.slug()}.html"):
         text = (root / rel).read_text("utf-8")
         assert EVIL not in text, rel
@@ -94,7 +116,9 @@ def test_untrusted_text_is_escaped_in_every_output(site):
     inline = page[page.index('<div class="static-graph"'):page.index("</svg>")]
     assert '<text x="380.0" y="16" text-anchor="middle" font-size="13">10ge2p1x710-=1+&lt;script&gt;' in inline
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in (root / "index.html").read_text("utf-8")
-    assert "\\u003cscript\\u003e" in (root / f"data/{evil_slug}.js").read_text("utf-8")
+    assert "\\u003cscript\\u003e" in (root / group_data).read_text("utf-8")
+    block = parse(root / f"s/{evil_slug}.html").data_blocks[0][1]  # the drill-down's own copy of the data
+    assert "\\u003cscript\\u003e" in block and json.loads(block)["name"].endswith(EVIL)
 
 
 def test_csv_download_has_the_trended_values(site):
@@ -170,6 +194,13 @@ def test_incremental_render_keeps_unchanged_pages(tmp_path):
     assert (root / "s" / f"{redone.slug()}.html").read_text("utf-8") != "previous"
     assert kept_svg.read_text("utf-8") == "previous" and redone_svg.read_text("utf-8") != "previous"
     assert report.counts["render.series_pages"] == 1 and report.counts["render.series_reused"] == 4
+    # the changed group's data file holds every member, the kept ones' data made again: as a full render's
+    full, _, _ = render(tmp_path / "full")
+    data = sorted(p.relative_to(root) for p in (root / "data" / "g").iterdir())
+    assert len(data) == 3 and data == sorted(p.relative_to(full.parent) for p in (full.parent / "data" / "g").iterdir())
+    for rel in data:
+        assert (root / rel).read_bytes() == (full.parent / rel).read_bytes(), rel
+    assert (root / next(r for r in data if "25ge2p1xxv710-ip4" in r.name)).read_text("utf-8").count("PAL.series[") == 3
 
 
 def test_failed_render_keeps_the_previous_site(tmp_path, monkeypatch):
