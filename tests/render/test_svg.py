@@ -1,3 +1,4 @@
+import re
 import xml.etree.ElementTree as ET
 from datetime import datetime, timezone
 
@@ -38,12 +39,29 @@ def test_detail_svg_draws_every_valid_sample_gaps_and_anomalies():
     assert samples.get("d").count("M") == 7  # the missing run is not drawn (never at 0)
     assert samples.get("stroke-linecap") == "round"
     assert len(rings) == 1 and rings[0].get("stroke") == svg.RED and rings[0].get("fill") == "none"
-    # the trend line breaks at the missing run: [0,1] and [3..7]
+    # the trend line breaks at the missing run: [0,1] and [3..7], of which run 6 (inside the new
+    # level, between two points at its height) is not written
     lines = root.findall(f"{NS}polyline")
-    assert [len(pl.get("points").split()) for pl in lines] == [2, 5]
+    assert [len(pl.get("points").split()) for pl in lines] == [2, 4]
     # the ring sits at the new group's average (18.0 Mpps), i.e. on the trend line's last segment
     last_y = float(lines[1].get("points").split()[-1].split(",")[1])
     assert abs(float(rings[0].get("cy")) - last_y) < 0.11
+
+
+def test_a_trend_is_written_by_the_ends_of_its_levels_and_drawn_the_same():
+    rng = np.random.default_rng(3)
+    values = np.r_[rng.normal(20e6, 1e5, 60), rng.normal(17e6, 1e5, 40)]
+    r = make_result(values, (60,))
+    root = _parse(svg.render_svg(detail_chart(r, "t")))
+    (trend,) = [pl for pl in root.findall(f"{NS}polyline")]
+    pts = [tuple(map(float, p.split(","))) for p in trend.get("points").split()]
+    d = root.find(f"{NS}path[@class='samples']").get("d")
+    dots = [(float(x), float(y)) for x, y in re.findall(r"M([-\d.]+) ([-\d.]+)h0", d)]
+    assert len(dots) == 100 and len(pts) == 4  # 100 runs, two levels: each level's first and last run
+    assert [p[0] for p in pts] == [dots[i][0] for i in (0, 59, 60, 99)]
+    assert pts[0][1] == pts[1][1] and pts[2][1] == pts[3][1] and pts[1][1] < pts[2][1]  # a drop: lower is down
+    # the level's height is the trend's, as the ring at the change shows
+    assert abs(float(root.find(f"{NS}circle[@class='anomaly']").get("cy")) - pts[2][1]) < 0.11
 
 
 def test_svg_has_no_style_or_script_and_escapes_text():
