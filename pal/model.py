@@ -224,7 +224,7 @@ class SeriesResult:
     detector: str
     test_set: str
     attrs: dict = field(default_factory=dict)  # topo_arch, nic, frame_size, cores, test_type, ...
-    bands: dict[str, np.ndarray] = field(default_factory=dict)  # e.g. "mm", "tma", "tma_lo", "tma_hi"
+    bands: dict[str, np.ndarray] = field(default_factory=dict)  # the detector's own, e.g. TMA's "tma", "tma_lo"
     alertable: list[Change] = field(default_factory=list)  # what the alert filters keep, with state and recency
 
     @property

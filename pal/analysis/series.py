@@ -17,7 +17,6 @@ from typing import Any, Iterable
 import numpy as np
 import pandas as pd
 
-from pal.analysis.bands import rolling_bands
 from pal.analysis.compliance import compliance, week_runs
 from pal.analysis.detector import Detector, levels_from_changes
 from pal.analysis.filters import alertable_changes
@@ -28,10 +27,6 @@ from pal.spec import Spec, TestSet
 #: columns a series carries as attributes (constant per series, the last row's value wins)
 ATTR_COLUMNS = ("topo_arch", "test_name", "suite", "test_type", "nic", "frame_size", "cores",
                 "threads_cores", "driver", "topology", "unit")
-
-#: the window of the TMA/MM bands drawn on drill-down pages (seed design: last N runs)
-BAND_WINDOW = 14
-
 
 @dataclass(frozen=True)
 class SeriesInput:
@@ -199,7 +194,7 @@ def detector_of(test_set: TestSet) -> Detector:
 
 def analyse_one(series: SeriesInput, test_set: TestSet, single_testbed: bool,
                 detector: Detector | None = None) -> SeriesResult:
-    """Detector, alertable changes, compliance and bands of one series.
+    """Detector, alertable changes, compliance and the detector's bands of one series.
 
     The detector sees the trial lists when it reads them (``uses_trials``) and the samples
     have them, the run values otherwise. Its trend, levels, bands and verdict are kept as it
@@ -225,21 +220,15 @@ def analyse_one(series: SeriesInput, test_set: TestSet, single_testbed: bool,
     alertable = alertable_changes(det, given, direction, series.builds, min_change_pct=filters.min_change_pct,
                                   confirm_runs=filters.confirm_runs, window_runs=window, changes=detection.changes)
     comp = compliance(trend, series.times, changes, test_set.windows, single_testbed, direction, groups=groups)
-    bands = _bands(values)
-    bands.update({k: np.asarray(v, dtype=np.float64) for k, v in detection.bands.items()})
+    # the detector's own bands; the MM / TMA bands every drill-down draws are the render's
+    # (``pal.render.graphs.drawn_bands``): a function of the values, not held for every series
+    bands = {k: np.asarray(v, dtype=np.float64) for k, v in detection.bands.items()}
     return SeriesResult(
         key=series.key, builds=series.builds, times=series.times, values=values, stdevs=series.stdevs,
         trend=trend, groups=groups, changes=changes, compliance=comp, verdict=detection.verdict,
         direction=direction, detector=det.name, test_set=series.test_set,
         attrs=dict(series.attrs), bands=bands, alertable=alertable,
     )
-
-
-def _bands(values: np.ndarray) -> dict[str, np.ndarray]:
-    """Moving median and TMA ± 3·TMSD for drill-down graphs (seed design), whatever the detector."""
-    if len(values) == 0:
-        return {}
-    return rolling_bands(values, window=BAND_WINDOW)
 
 
 def _with_builds(c: Change, builds: np.ndarray, values: np.ndarray, detector: str) -> Change:

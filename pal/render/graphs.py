@@ -10,6 +10,7 @@ from typing import Sequence
 
 import numpy as np
 
+from pal.analysis.bands import rolling_bands
 from pal.model import SeriesResult
 from pal.render import svg
 from pal.render.escape import Floats, floats_or_none
@@ -18,6 +19,20 @@ from pal.render.naming import Scale, job_label, scale_for, short_name
 
 #: bands graph.js draws (the analysis may hand over more, e.g. "tmsd")
 DRAWN_BANDS = ("mm", "tma", "tma_lo", "tma_hi")
+#: the window of the MM / TMA bands drawn on drill-down pages (seed design: last N runs)
+BAND_WINDOW = 14
+
+
+def drawn_bands(result: SeriesResult) -> dict[str, np.ndarray]:
+    """The bands a drill-down draws: moving median and TMA ± 3·TMSD of the series' values
+    (seed design, whatever the detector), the detector's own bands of the same names over them.
+
+    Made here, for the page being drawn, rather than kept in every ``SeriesResult``: five
+    arrays per series were 40 % of what a run holds once the series are analysed."""
+    values = np.asarray(result.values, dtype=np.float64)
+    bands = rolling_bands(values, window=BAND_WINDOW) if len(values) else {}
+    bands.update(result.bands)
+    return {k: np.asarray(v, dtype=np.float64) for k, v in bands.items() if k in DRAWN_BANDS and len(v) == len(values)}
 
 
 def epoch_seconds(times: np.ndarray) -> np.ndarray:
@@ -53,20 +68,24 @@ def anomaly_points(result: SeriesResult) -> list[tuple[int, str, float]]:
     return out
 
 
-def series_payload(result: SeriesResult, labels: list[str | None] | None = None) -> dict:
+def series_payload(result: SeriesResult, labels: list[str | None] | None = None,
+                   bands: dict[str, np.ndarray] | None = None) -> dict:
     """What graph.js needs to draw one series; values already in display units (lists, None for gaps).
 
-    ``labels``: the series' ``time_labels`` when the caller has them already.
+    ``labels``: the series' ``time_labels`` and ``bands`` its ``drawn_bands`` when the caller
+    has them already.
     """
-    return _payload(result, labels, floats_or_none)
+    return _payload(result, labels, floats_or_none, bands)
 
 
-def series_data(result: SeriesResult, labels: list[str | None] | None = None) -> dict:
-    """``series_payload`` with its float arrays as ``Floats``: what ``js_assign`` writes fast."""
-    return _payload(result, labels, Floats)
+def series_data(result: SeriesResult, labels: list[str | None] | None = None,
+                bands: dict[str, np.ndarray] | None = None) -> dict:
+    """``series_payload`` with its float arrays as ``Floats``: what ``js_encode`` writes fast."""
+    return _payload(result, labels, Floats, bands)
 
 
-def _payload(result: SeriesResult, labels: list[str | None] | None, floats) -> dict:
+def _payload(result: SeriesResult, labels: list[str | None] | None, floats,
+             bands: dict[str, np.ndarray] | None) -> dict:
     sc = scale_for(result)
     digits = sc.digits + 4
 
@@ -90,10 +109,9 @@ def _payload(result: SeriesResult, labels: list[str | None] | None, floats) -> d
     sd = np.asarray(result.stdevs, dtype=np.float64)
     if sd.size and np.isfinite(sd).any():
         payload["sd"] = scaled(sd)
-    bands = {k: scaled(v) for k, v in sorted(result.bands.items())
-             if k in DRAWN_BANDS and len(v) == len(result.values)}
-    if bands:
-        payload["bands"] = bands
+    drawn = {k: scaled(v) for k, v in sorted((drawn_bands(result) if bands is None else bands).items())}
+    if drawn:
+        payload["bands"] = drawn
     return payload
 
 
@@ -116,13 +134,13 @@ def _anomaly_dots(result: SeriesResult, xs: np.ndarray, sc: Scale) -> list[svg.D
     return out
 
 
-def detail_chart(result: SeriesResult, title: str) -> svg.Chart:
+def detail_chart(result: SeriesResult, title: str, bands: dict[str, np.ndarray] | None = None) -> svg.Chart:
     """Drill-down: samples, trend, anomalies, and MM / TMA ± 3·TMSD when the analysis gave them."""
     sc = scale_for(result)
     xs = epoch_seconds(result.times)
     items: list = []
     legend = [("samples", svg.PALETTE[0]), ("trend", svg.PALETTE[1])]
-    b = result.bands
+    b = drawn_bands(result) if bands is None else bands
     if "tma_lo" in b and "tma_hi" in b:
         items.append(svg.Band(xs, _scaled(b["tma_lo"], sc), _scaled(b["tma_hi"], sc), svg.PALETTE[3]))
         legend.append(("TMA ± 3·TMSD", svg.PALETTE[3]))

@@ -192,7 +192,7 @@ class Pages:
 
     def series_json(self, result: SeriesResult) -> str:
         """The graph data of one series (``graphs.series_data``) as JSON text."""
-        return js_encode(graphs.series_data(result, self._labels(result.times)))
+        return js_encode(graphs.series_data(result, self._labels(result.times), graphs.drawn_bands(result)))
 
     def write_series(self, site: Path, result: SeriesResult, facts: BuildIndex, extras: SeriesExtras) -> str:
         """The drill-down of one series, s/<slug>.html: its static SVG and its graph data inline
@@ -206,9 +206,11 @@ class Pages:
         nic = str(result.attrs.get("nic") or "")
         name = short_name(key, nic)
         labels = self._labels(result.times)
-        data = js_encode(graphs.series_data(result, labels))
-        chart = graphs.detail_chart(result, f"{name} ({key.metric})")
+        bands = graphs.drawn_bands(result)
+        data = js_encode(graphs.series_data(result, labels, bands))
+        chart = graphs.detail_chart(result, f"{name} ({key.metric})", bands)
         ctx = self._series_context(result, slug, name, facts, extras, svg_height(chart), labels)
+        ctx["has_bands"] = bool(bands)
         ctx["svg"] = Markup(svg.render_svg(chart))  # built from escaped text only (xml_text)
         ctx["data"] = Markup(data)  # JSON with <, > and & escaped: nothing in it ends its <script> element
         (site / "s" / f"{slug}.html").write_text(self._series.render(ctx), "utf-8")
@@ -269,7 +271,6 @@ class Pages:
             "unit": sc.unit,
             "digits": sc.digits,
             "svg_height": height,
-            "has_bands": bool(r.bands),
             "comp": {
                 # any change is coloured here: the page's digest does not cover the spec's thresholds
                 "short_css": change_css(comp.short_term_change, r.direction, 0.0),

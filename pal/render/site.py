@@ -39,6 +39,7 @@ import numpy as np
 import pandas as pd
 
 from pal import __version__ as pal_version
+from pal.analysis import bands as bands_module
 from pal.atomic import swap_dirs
 from pal.model import AlertView, SeriesKey, SeriesResult
 from pal.render import dashboard, graphs, stats, svg
@@ -414,6 +415,7 @@ def render_fingerprint(templates_dir: Path | None = None) -> str:
                                                                                          ".svg")):
             h.update(str(path.relative_to(root)).encode())
             h.update(path.read_bytes())
+    h.update(Path(bands_module.__file__).read_bytes())  # the drawn bands are made at render time
     return h.hexdigest()
 
 

@@ -1,3 +1,5 @@
+import dataclasses
+
 import numpy as np
 
 from pal.render.buildinfo import BuildIndex
@@ -66,3 +68,35 @@ def test_a_cps_ndr_series_is_drawn_in_mcps():
     r = make_result([3e6] * 10 + [2.4e6] * 5, (10,), metric="ndr")
     assert scale_for(r).unit == "Mpps"
     assert scale_for(replace(r, attrs=dict(r.attrs, unit="cps"))).unit == "Mcps"
+
+
+def test_drawn_bands_are_the_seeds_bands_of_the_values_with_the_detectors_own_over_them():
+    """A drill-down draws MM and TMA ± 3·TMSD of the last 14 runs whatever the detector (made at
+    render time: the analysis keeps only a detector's own bands), and TMA's own bands where the
+    test set's detector is TMA."""
+    from pal.analysis.bands import rolling_bands
+    from pal.analysis.series import analyse_one
+    from pal.render.graphs import BAND_WINDOW, DRAWN_BANDS, drawn_bands
+    from pal.spec import DetectorSpec, TestSet
+    from tests.analysis.test_series import series
+
+    rng = np.random.default_rng(5)
+    values = 1e7 * (1 + rng.normal(0, 0.01, 80))
+    values[[7, 30]] = np.nan
+    values[50:] *= 0.9
+    mdl = analyse_one(series(values), TestSet("s"), False)
+    assert mdl.bands == {}  # nothing band-shaped held per series
+    expected = rolling_bands(values, window=BAND_WINDOW)
+    drawn = drawn_bands(mdl)
+    assert sorted(drawn) == sorted(DRAWN_BANDS) and BAND_WINDOW == 14
+    for k in DRAWN_BANDS:
+        np.testing.assert_array_equal(drawn[k], expected[k])
+    assert np.isfinite(drawn["tma"][20:]).all() and np.isnan(drawn["tma"][0])  # 14 runs of history first
+    tma = analyse_one(series(values), TestSet("s", detector=DetectorSpec("tma")), False)
+    own = {k: v for k, v in tma.bands.items() if k in DRAWN_BANDS}
+    assert own  # TMA hands over bands of the drawn names: they are drawn, not the seed's
+    drawn = drawn_bands(tma)
+    for k, v in own.items():
+        np.testing.assert_array_equal(drawn[k], v)
+    assert sorted(drawn) == sorted(DRAWN_BANDS)
+    assert drawn_bands(dataclasses.replace(mdl, values=np.array([]))) == {}

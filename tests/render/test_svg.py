@@ -41,7 +41,7 @@ def test_detail_svg_draws_every_valid_sample_gaps_and_anomalies():
     assert len(rings) == 1 and rings[0].get("stroke") == svg.RED and rings[0].get("fill") == "none"
     # the trend line breaks at the missing run: [0,1] and [3..7], of which run 6 (inside the new
     # level, between two points at its height) is not written
-    lines = root.findall(f"{NS}polyline")
+    lines = [pl for pl in root.findall(f"{NS}polyline") if pl.get("stroke") == svg.PALETTE[1]]  # the trend's colour
     assert [len(pl.get("points").split()) for pl in lines] == [2, 4]
     # the ring sits at the new group's average (18.0 Mpps), i.e. on the trend line's last segment
     last_y = float(lines[1].get("points").split()[-1].split(",")[1])
@@ -53,7 +53,7 @@ def test_a_trend_is_written_by_the_ends_of_its_levels_and_drawn_the_same():
     values = np.r_[rng.normal(20e6, 1e5, 60), rng.normal(17e6, 1e5, 40)]
     r = make_result(values, (60,))
     root = _parse(svg.render_svg(detail_chart(r, "t")))
-    (trend,) = [pl for pl in root.findall(f"{NS}polyline")]
+    (trend,) = [pl for pl in root.findall(f"{NS}polyline") if pl.get("stroke") == svg.PALETTE[1]]
     pts = [tuple(map(float, p.split(","))) for p in trend.get("points").split()]
     d = root.find(f"{NS}path[@class='samples']").get("d")
     dots = [(float(x), float(y)) for x, y in re.findall(r"M([-\d.]+) ([-\d.]+)h0", d)]
