@@ -27,6 +27,7 @@ identical. Exit 1 when the outputs differ.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import shutil
@@ -107,12 +108,18 @@ def run_pal(work: Path, extra: list[str], log: Path) -> dict:
     return {"wall": wall, "mb": tree / 1e6}
 
 
-def outputs(out: Path) -> dict[str, bytes]:
+def outputs(out: Path) -> dict[str, str]:
+    """Every output file's SHA-256, by path: a year's outputs are ~12 GB (reading both runs'
+    into memory once ended this benchmark by the OOM killer)."""
     found = {}
     for p in sorted(out.rglob("*")):
         rel = p.relative_to(out).as_posix()
         if p.is_file() and not rel.startswith(("cache/", ".site-")) and rel not in RUN_RECORDS:
-            found[rel] = p.read_bytes()
+            h = hashlib.sha256()
+            with open(p, "rb") as fh:
+                for block in iter(lambda: fh.read(1 << 20), b""):
+                    h.update(block)
+            found[rel] = h.hexdigest()
     return found
 
 

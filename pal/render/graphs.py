@@ -109,10 +109,20 @@ def _payload(result: SeriesResult, labels: list[str | None] | None, floats,
     sd = np.asarray(result.stdevs, dtype=np.float64)
     if sd.size and np.isfinite(sd).any():
         payload["sd"] = scaled(sd)
-    drawn = {k: scaled(v) for k, v in sorted((drawn_bands(result) if bands is None else bands).items())}
+    drawn = _bands_payload(result, drawn_bands(result) if bands is None else bands, floats)
     if drawn:
         payload["bands"] = drawn
     return payload
+
+
+def bands_data(result: SeriesResult, bands: dict[str, np.ndarray]) -> dict:
+    """The ``bands`` entry of ``series_data`` alone (as ``Floats``; empty without bands)."""
+    return _bands_payload(result, bands, Floats)
+
+
+def _bands_payload(result: SeriesResult, bands: dict[str, np.ndarray], floats) -> dict:
+    sc = scale_for(result)
+    return {k: floats(np.asarray(v, dtype=np.float64) / sc.divisor, sc.digits + 4) for k, v in sorted(bands.items())}
 
 
 def job_payload(job: str, facts: dict[str, list[str]]) -> dict:

@@ -190,14 +190,16 @@ class Pages:
             **ctx,
         )
 
-    def series_json(self, result: SeriesResult) -> str:
-        """The graph data of one series (``graphs.series_data``) as JSON text."""
-        return js_encode(graphs.series_data(result, self._labels(result.times), graphs.drawn_bands(result)))
+    def group_json(self, result: SeriesResult) -> str:
+        """The graph data of one series for its group's page, as JSON text: ``graphs.series_data``
+        without the bands (a group graph draws none; they were 40 % of a group's data file)."""
+        return js_encode(graphs.series_data(result, self._labels(result.times), {}))
 
     def write_series(self, site: Path, result: SeriesResult, facts: BuildIndex, extras: SeriesExtras) -> str:
         """The drill-down of one series, s/<slug>.html: its static SVG and its graph data inline
         (one file per series: creating a file is most of a page's cost on some file systems).
-        Returns the graph data (``series_json``), which its group's data file carries too."""
+        Returns its ``group_json``, which its group's data file carries: the page's own data is
+        that and its bands, formatted once."""
         key = result.key
         problem = misaligned(result)
         if problem:
@@ -207,14 +209,16 @@ class Pages:
         name = short_name(key, nic)
         labels = self._labels(result.times)
         bands = graphs.drawn_bands(result)
-        data = js_encode(graphs.series_data(result, labels, bands))
+        common = js_encode(graphs.series_data(result, labels, {}))
+        drawn = graphs.bands_data(result, bands)
+        data = f'{common[:-1]},"bands":{js_encode(drawn)}}}' if drawn else common  # ``series_data`` with them
         chart = graphs.detail_chart(result, f"{name} ({key.metric})", bands)
         ctx = self._series_context(result, slug, name, facts, extras, svg_height(chart), labels)
         ctx["has_bands"] = bool(bands)
         ctx["svg"] = Markup(svg.render_svg(chart))  # built from escaped text only (xml_text)
         ctx["data"] = Markup(data)  # JSON with <, > and & escaped: nothing in it ends its <script> element
         (site / "s" / f"{slug}.html").write_text(self._series.render(ctx), "utf-8")
-        return data
+        return common
 
     def _series_context(self, r: SeriesResult, slug: str, name: str, facts: BuildIndex,
                         extras: SeriesExtras, height: int, times: list[str | None]) -> dict:

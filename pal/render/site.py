@@ -332,8 +332,9 @@ def _render_groups(site: str, previous: str, info: SiteInfo, templates_dir: str,
 def _write_group(tmp: Path, previous: Path, pages: Pages, task: GroupTask, data: dict[SeriesKey, str]) -> None:
     """One page per testbed x NIC x area; one graph per metric x frame size x cores (<= 10 tests).
 
-    Its series' graph data is one file, ``data/g/<group>.js``: ``data`` holds what the drill-downs
-    just drawn made; the others' is made here (a changed group), or the file is kept."""
+    Its series' graph data (``Pages.group_json``) is one file, ``data/g/<group>.js``: ``data``
+    holds what the drill-downs just drawn made; the others' is made here (a changed group), or
+    the file is kept."""
     gkey, gslug = task.key, task.slug
     slugs = {id(r): r.key.slug() for r in task.members}  # a slug is a hash: once per series
     data_file = f"data/g/{gslug}.js"
@@ -343,7 +344,7 @@ def _write_group(tmp: Path, previous: Path, pages: Pages, task: GroupTask, data:
             text = data.get(r.key)
             if text is None:
                 try:
-                    text = pages.series_json(r)
+                    text = pages.group_json(r)
                 except (ValueError, TypeError, IndexError, KeyError) as exc:
                     log.debug("group %s: no graph data for %s: %s", gslug, series_key_text(r.key), exc)
                     continue  # its drill-down reported the problem

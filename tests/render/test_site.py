@@ -455,3 +455,19 @@ def test_the_site_from_the_samples_the_run_keeps_is_the_site_from_all_samples(tm
             render_site(tmp_path / tag / name, results, table, table_builds, RunReport(), make_spec(), alerts)
         whole, part = all_files(tmp_path / tag / "all" / "site"), all_files(tmp_path / tag / "slim" / "site")
         assert whole.keys() == part.keys() and all(whole[k] == part[k] for k in whole), tag
+
+
+def test_a_drill_down_holds_its_data_with_bands_and_its_group_file_the_same_without(site):
+    """The drill-down's JSON block is ``series_payload`` (bands included); its group's data file
+    carries the same data but the bands, which a group graph does not draw."""
+    from pal.render.graphs import series_payload
+
+    root, results, _ = site
+    r = results[3]  # the NDR series with TMA bands
+    page = json.loads(parse(root / "s" / f"{r.key.slug()}.html").data_blocks[0][1])
+    assert page == json.loads(json.dumps(series_payload(r)))  # the same values, rounded the same way
+    assert sorted(page["bands"]) == ["mm", "tma", "tma_hi", "tma_lo"]
+    group = next((root / "data" / "g").glob("2n-icx-25ge2p1xxv710-ip4-*.js")).read_text("utf-8")
+    line = next(l for l in group.split(";\n") if f'PAL.series["{r.key.slug()}"]=' in l)
+    in_group = json.loads(line.split("]=", 1)[1])
+    assert "bands" not in in_group and in_group == {k: v for k, v in page.items() if k != "bands"}
