@@ -1,4 +1,5 @@
-"""Graph data of a series, twice: a compact payload for Plotly (``data/*.js``) and an SVG chart.
+"""Graph data of a series, twice: a compact payload for Plotly (a drill-down's JSON block, its
+group's ``data/g/*.js``) and an SVG chart; and the bands a drill-down draws (``drawn_bands``).
 
 The payload holds lists, not per-point dicts, so a site with thousands of series stays light;
 per-build facts (version, testbed) live once per job in ``data/jobs/*.js``.
