@@ -93,9 +93,10 @@ def _payload(result: SeriesResult, labels: list[str | None] | None, floats,
     def scaled(arr: np.ndarray):
         return floats(np.asarray(arr, dtype=np.float64) / sc.divisor, digits)
 
+    # what graph.js reads (and the metric); the test's id is on the page and in the exports: a
+    # test id can be long, and this payload is written twice (the drill-down, its group's file)
     payload = {
         "job": result.key.job,
-        "test": result.key.test_id,
         "metric": result.key.metric,
         "name": short_name(result.key, str(result.attrs.get("nic") or "")),
         "unit": sc.unit,
