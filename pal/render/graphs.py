@@ -91,7 +91,7 @@ def _payload(result: SeriesResult, labels: list[str | None] | None, floats,
     digits = sc.digits + 4
 
     def scaled(arr: np.ndarray):
-        return floats(np.asarray(arr, dtype=np.float64) / sc.divisor, digits)
+        return _shown(arr, sc, floats)
 
     # what graph.js reads (and the metric); the test's id is on the page and in the exports: a
     # test id can be long, and this payload is written twice (the drill-down, its group's file)
@@ -124,7 +124,12 @@ def bands_data(result: SeriesResult, bands: dict[str, np.ndarray]) -> dict:
 
 def _bands_payload(result: SeriesResult, bands: dict[str, np.ndarray], floats) -> dict:
     sc = scale_for(result)
-    return {k: floats(np.asarray(v, dtype=np.float64) / sc.divisor, sc.digits + 4) for k, v in sorted(bands.items())}
+    return {k: _shown(v, sc, floats) for k, v in sorted(bands.items())}
+
+
+def _shown(arr: np.ndarray, sc: Scale, floats):
+    """A payload array: in display units, with ``sc.digits + 4`` decimals (``floats`` decides the form)."""
+    return floats(_scaled(arr, sc), sc.digits + 4)
 
 
 def job_payload(job: str, facts: dict[str, list[str]]) -> dict:
