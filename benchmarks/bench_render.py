@@ -104,12 +104,12 @@ def replay(path: Path, workers: int | None) -> int:
         with Clock() as cold:
             index = render_site(out, results, d["samples"], d["builds"], RunReport(), d["spec"], d["alerts"],
                                 workers=workers)
-            wait_for_cleanup()
+            wait_for_cleanup(out)
         with Clock() as again:
             render_site(out, results, d["samples"], d["builds"], RunReport(), d["spec"], d["alerts"], changed,
                         workers=workers)
         with Clock() as cleanup:
-            wait_for_cleanup()
+            wait_for_cleanup(out)
         files, size = dir_size(index.parent)
         with Clock() as copy:
             shutil.copytree(index.parent, Path(tmp) / "copy")
@@ -165,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
         t = time.perf_counter()
         index = render_site(out, results, samples, builds, RunReport(), make_spec(), workers=args.workers)
         render_s = time.perf_counter() - t
-        wait_for_cleanup()
+        wait_for_cleanup(out)
         files, size = dir_size(index.parent)
         t = time.perf_counter()
         shutil.copytree(index.parent, Path(tmp) / "copy")

@@ -15,7 +15,7 @@ from typing import Sequence
 
 from pal import __version__
 from pal.errors import PalError
-from pal.memory import use_arrow_allocator
+from pal.memory import single_threaded_blas, use_arrow_allocator
 
 EXIT_OK, EXIT_ERROR, EXIT_REGRESSION = 0, 1, 2
 
@@ -237,6 +237,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     _setup_logging(args.verbose, args.quiet)
     use_arrow_allocator()
+    single_threaded_blas()
     try:
         return _dispatch(args)
     except PalError as exc:

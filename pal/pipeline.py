@@ -22,7 +22,7 @@ from pal.analysis.series import SeriesInput, analyse_all, single_testbed_jobs, s
 from pal.fingerprint import RunRecord, apply_delta, report_delta, run_fingerprint, save_record, unchanged_run
 from pal.atomic import write_text_atomic
 from pal.model import BuildFile, SeriesResult
-from pal.memory import release_memory
+from pal.memory import frozen_gc, release_memory
 from pal.progress import Steps
 from pal.report import RunReport
 from pal.spec import Spec
@@ -182,7 +182,7 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
     scheduler = options.scheduler or spec.store.scheduler
     # The lock first: a second run fails at once instead of after downloading everything, and
     # two runs never write the same cache files.
-    with store.lock():
+    with store.lock(), frozen_gc() as freeze_alive:
         steps.start("download", f"{len(spec.jobs)} jobs from {len(spec.sources)} sources")
         files: list[BuildFile] = []
         if options.download:
@@ -211,8 +211,10 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
             # the window's samples end here: later stages read only the rows alert_samples keeps
             history = History(alert_samples(history.samples), history.builds)
             release_memory()
+            freeze_alive()
             results = analyse_series(spec, inputs, history.builds, report, executor if on_executor else None)
             del inputs
+            freeze_alive()
             release_memory()  # the series inputs and the split's transients
             steps.done(f"{len(results)} series from {len(history.builds)} builds")
 

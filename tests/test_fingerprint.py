@@ -66,7 +66,7 @@ def kept_and_recomputed(root: Path, tmp_path: Path, change=None) -> tuple[Any, d
     """Run on ``root`` (after ``change(root)``), then a run of every stage (no saved record) on the
     same state at the same path."""
     work = tmp_path / "run"
-    # the render removes the previous site (``.site-old-*``) in a background thread: not copied
+    # the render removes the previous site (``.site-old-*``) in a detached process: not copied
     leftovers = shutil.ignore_patterns(".site-old-*", ".site-new-*")
     shutil.copytree(root, work, symlinks=True, ignore=leftovers)
     # the spec resolves paths against its directory: run the copy at the original path

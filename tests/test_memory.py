@@ -65,3 +65,51 @@ def test_arrow_allocator_is_jemalloc_here_and_in_the_processes_a_run_starts():
     assert _pool_in_fresh_process(env, start_child=True) == ["jemalloc", "jemalloc"]
     # an operator's own choice wins
     assert _pool_in_fresh_process({**env, "ARROW_DEFAULT_MEMORY_POOL": "system"}, start_child=False) == ["system"]
+
+
+def test_frozen_gc_keeps_what_was_alive_out_of_collections_until_the_block_ends():
+    import gc
+
+    from pal.memory import frozen_gc
+
+    class Node:
+        pass
+
+    assert gc.get_freeze_count() == 0
+    with frozen_gc() as freeze:
+        held = [Node() for _ in range(1000)]
+        freeze()
+        assert gc.get_freeze_count() >= len(held)
+        frozen = gc.get_freeze_count()
+        held.append(Node())  # made after the freeze: the collector still sees it
+        assert gc.is_tracked(held[-1]) and gc.get_freeze_count() == frozen
+    assert gc.get_freeze_count() == 0  # the block's end gives them back
+
+    gc.freeze()  # frozen by someone else: left frozen
+    try:
+        before = gc.get_freeze_count()
+        with frozen_gc() as freeze:
+            freeze()
+        assert gc.get_freeze_count() >= before > 0
+    finally:
+        gc.unfreeze()
+
+
+BLAS_PROBE = r"""
+import os
+from pal.memory import single_threaded_blas
+single_threaded_blas()
+import numpy as np
+np.dot(np.ones(100_000), np.ones(100_000))
+print(os.environ["OPENBLAS_NUM_THREADS"], len(os.listdir("/proc/self/task")))
+"""
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="needs /proc")
+def test_a_pal_process_starts_numpy_with_one_blas_thread_unless_the_operator_chose():
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    out = subprocess.run([sys.executable, "-c", BLAS_PROBE], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["1", "1"]  # the variable set, and no BLAS thread besides the main one
+    out = subprocess.run([sys.executable, "-c", BLAS_PROBE], env={**env, "OPENBLAS_NUM_THREADS": "2"},
+                         capture_output=True, text=True, check=True)
+    assert out.stdout.split()[0] == "2"

@@ -174,7 +174,7 @@ def test_rerun_is_byte_identical_and_pool_gives_the_same_bytes(tmp_path, monkeyp
     assert a.keys() == b.keys() and all(a[k] == b[k] for k in a)
     render(tmp_path / "a", workers=1)
     assert all_files(tmp_path / "a" / "site") == a
-    site_mod.wait_for_cleanup()
+    site_mod.wait_for_cleanup(tmp_path / "a")
     assert [p.name for p in (tmp_path / "a").iterdir()] == ["site"]  # no temporary directory left behind
 
 
@@ -214,7 +214,7 @@ def test_failed_render_keeps_the_previous_site(tmp_path, monkeypatch):
     with pytest.raises(RuntimeError):
         render(tmp_path)
     assert all_files(index.parent) == before
-    site_mod.wait_for_cleanup()
+    site_mod.wait_for_cleanup(tmp_path)
     assert [p.name for p in tmp_path.iterdir()] == ["site"]
 
 
@@ -239,7 +239,7 @@ def test_other_work_runs_while_the_pool_draws_and_its_failure_keeps_the_previous
     with pytest.raises(OSError, match="disk full"):
         render(tmp_path / "with", workers=2, meanwhile=boom)
     assert all_files(index.parent) == before
-    site_mod.wait_for_cleanup()
+    site_mod.wait_for_cleanup(tmp_path / "with")
     assert [p.name for p in (tmp_path / "with").iterdir()] == ["site"]
 
 
@@ -258,7 +258,7 @@ def test_previous_site_is_deleted_after_the_swap_and_leftovers_of_a_killed_run_t
     live = tmp_path / f".site-new-{os.getppid()}"
     live.mkdir()
     index, _, _ = render(tmp_path)
-    site_mod.wait_for_cleanup()
+    site_mod.wait_for_cleanup(tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([live.name, "site"])
     # the page at the same path is the new render's file, not the old one
     assert old_page.is_file() and old_page.stat().st_ino != first
