@@ -105,3 +105,16 @@ def test_points_are_written_with_one_decimal_in_and_outside_the_canvas():
     assert svg._pts(xs, ys) == "64.0,28.0 100.0,0.0 748.0,259.9"
     assert svg._pts(np.array([-3.26]), np.array([2.0])) == "-3.3,2.0"  # negative: the %.1f path
     assert svg._pts(np.array([]), np.array([])) == ""
+    # the text table's last entry, and past it (a chart taller than 1000 px): the %.1f path
+    assert svg._pts(np.array([999.96, 1234.56]), np.array([0.04, 1000.0])) == "1000.0,0.0 1234.6,1000.0"
+    rng = np.random.default_rng(7)
+    xy = rng.uniform(0, 999.9, 2000)
+    assert svg._pts(xy[:1000], xy[1000:]) == " ".join(
+        f"{int(np.rint(x * 10)) // 10}.{int(np.rint(x * 10)) % 10},{int(np.rint(y * 10)) // 10}.{int(np.rint(y * 10)) % 10}"
+        for x, y in zip(xy[:1000], xy[1000:]))
+
+
+def test_runs_of_a_mask():
+    assert svg._runs(np.array([True, True, True])) == [(0, 3)]
+    assert svg._runs(np.array([False, True, True, False, True])) == [(1, 3), (4, 5)]
+    assert svg._runs(np.array([False, False])) == [] and svg._runs(np.array([], dtype=bool)) == []
