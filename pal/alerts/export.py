@@ -10,11 +10,14 @@ CSV cells are neutralised against formula injection: a text cell starting with `
 ``-``, ``@``, tab or CR gets a leading ``'``; numeric columns stay numbers. Parquet keeps the
 raw text (it is not opened by spreadsheets as formulas).
 
-``SeriesExports`` writes the files job by job: each job's rows are formatted once into a part
-under ``exports/.parts/`` named by a digest of everything in them, and a later run whose job
-has the same digest reuses the part; ``series.csv`` is the header and the parts, in job order
-(rows are sorted by job first), ``series.parquet`` the parts' tables in one file. Both are byte
-for byte what the same code writes from scratch.
+``SeriesExports`` writes the files job by job. ``series.csv`` is the header and each job's rows,
+in job order (rows are sorted by job first); its rows of a job whose digest (everything in them)
+did not change since the previous run are copied from that run's file by the kernel, the other
+jobs formatted. To know where they are, each ``series.csv`` is kept as ``exports/.parts/<layout>.csv``
+(a hard link: no byte written twice) with ``<layout>.csv.json``, the digest and place of each job's
+rows; ``<layout>`` is the digest of them all. ``series.parquet`` is made from per-job Parquet parts
+``.parts/<job digest>.parquet``, reused likewise. Both files are byte for byte what the same code
+writes from scratch.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import errno
 import hashlib
 import io
 import json
+import logging
 import os
 import re
 import shutil
@@ -38,6 +42,8 @@ from pal import csvtext
 from pal.model import SeriesResult
 from pal.atomic import write_atomic
 from pal.memory import release_memory
+
+log = logging.getLogger("pal")
 
 EXPORT_COLUMNS = ["job", "test_id", "metric", "test_set", "topo_arch", "nic", "frame_size", "cores", "build",
                   "build_time", "testbed", "dut_version", "value", "stdev", "trend", "group", "group_label", "label"]
@@ -298,6 +304,8 @@ PART_FORMATS = ("csv", "parquet")
 EXPORT_BATCH_ROWS = 20_000  # rows per row group of series.parquet (and per read of a part)
 EXPORT_CHUNK_SERIES = 100  # series formatted at a time into a job's part
 _PART = re.compile(r"^(?P<digest>[0-9a-f]{40})\.(?P<fmt>csv|parquet)$")
+#: the index of a kept ``series.csv``: ``.parts/<layout>.csv.json``
+_CSV_INDEX = re.compile(r"^(?P<digest>[0-9a-f]{40})\.csv\.json$")
 
 
 def _format_version() -> bytes:
@@ -329,16 +337,17 @@ def job_digest(results: list[SeriesResult], builds: pd.DataFrame | None, version
 
 
 class SeriesExports:
-    """``series.csv`` / ``series.parquet`` / ``series.json`` of a run, written from per-job parts.
+    """``series.csv`` / ``series.parquet`` / ``series.json`` of a run, written job by job.
 
-    ``write(fmt, target)`` writes one file atomically; parts of jobs whose digest is unchanged
-    since an earlier run (same ``exports_dir``) are reused, parts no job of this run uses are
-    removed. The JSON export is made from the whole frame (it is one array).
+    ``write(fmt, target)`` writes one file atomically. The rows of jobs whose digest is unchanged
+    since an earlier run (same ``exports_dir``) are taken from that run's files (the kept
+    ``series.csv``, the Parquet parts); what no job of this run uses is removed. The JSON export
+    is made from the whole frame (it is one array).
     """
 
     def __init__(self, exports_dir: Path, results: list[SeriesResult], builds: pd.DataFrame | None,
                  formats: Iterable[str] = PART_FORMATS):
-        #: the part formats a missing part is made in, from one pass over the job's rows
+        #: the formats a changed job's rows are written in, from one pass over them
         self.formats = tuple(f for f in PART_FORMATS if f in set(formats))
         self.parts = Path(exports_dir) / PARTS_DIR
         self.results = results
@@ -349,7 +358,7 @@ class SeriesExports:
         self.jobs = sorted(by_job)
         self._by_job = by_job
         self._digests: dict[str, str] = {}
-        self.formatted: list[str] = []  # jobs whose part was made by this object (not reused)
+        self.formatted: list[str] = []  # jobs whose rows were formatted by this object (not reused)
 
     def _job_builds(self, job: str) -> pd.DataFrame | None:
         if self.builds is None or self.builds.empty:
@@ -364,35 +373,31 @@ class SeriesExports:
         return self._digests[job]
 
     def _frames(self, job: str) -> Iterator[pd.DataFrame]:
-        """The job's rows as frames of EXPORT_CHUNK_SERIES series each, in export order: a part is
-        written chunk by chunk, so its memory is a chunk's, not the job's (250,000 rows a job)."""
+        """The job's rows as frames of EXPORT_CHUNK_SERIES series each, in export order: they are
+        written chunk by chunk, so the memory is a chunk's, not the job's (250,000 rows a job)."""
         ordered = sorted(self._by_job[job], key=lambda r: (r.key.job, r.key.test_id, r.key.metric))
         builds = self._job_builds(job)
         for i in range(0, max(len(ordered), 1), EXPORT_CHUNK_SERIES):
             yield series_frame(ordered[i:i + EXPORT_CHUNK_SERIES], builds)
-            release_memory()  # the chunk's Arrow buffers: the part's peak is one chunk's, not the sum
-
-    def _part(self, job: str, fmt: str) -> Path:
-        """The job's part in ``fmt``, made (atomically) when no earlier run left it; the job's
-        other missing parts (``self.formats``) are made in the same pass over its rows."""
-        path = self._part_path(job, fmt)
-        if path.exists():
-            return path
-        fmts = [f for f in dict.fromkeys([*self.formats, fmt]) if not self._part_path(job, f).exists()]
-        self._make_parts(job, fmts)
-        self.formatted.append(job)
-        return path
+            release_memory()  # the chunk's Arrow buffers: the peak is one chunk's, not the sum
 
     def _part_path(self, job: str, fmt: str) -> Path:
         return self.parts / f"{self.digest(job)}.{fmt}"
 
-    def _make_parts(self, job: str, fmts: list[str]) -> None:
-        """Each part in ``fmts`` written to a temp file chunk by chunk, then each renamed into place
-        (``write_atomic`` nested: a part is whole or absent; one without the other is made again)."""
-        header = csvtext.csv_line(EXPORT_COLUMNS).encode("utf-8")
+    def _parquet_part(self, job: str) -> Path:
+        """The job's Parquet part, made (atomically) when no earlier run left it."""
+        path = self._part_path(job, "parquet")
+        if not path.exists():
+            self._rows(job, None, parquet=True)
+        return path
 
-        def rows(tmps: dict[str, Path]) -> None:
-            csv_out = open(tmps["csv"], "wb") if "csv" in tmps else None
+    def _rows(self, job: str, csv_out: BinaryIO | None, parquet: bool) -> None:
+        """One pass over the job's rows: its CSV rows (no header) to ``csv_out`` and, if asked and
+        missing, its Parquet part (written to a temp file chunk by chunk, then renamed: whole or absent)."""
+        header = csvtext.csv_line(EXPORT_COLUMNS).encode("utf-8")
+        self.formatted.append(job)
+
+        def rows(parquet_tmp: Path | None) -> None:
             writer = None
             try:
                 for df in self._frames(job):
@@ -404,89 +409,161 @@ class SeriesExports:
                         csv_out.write(first[len(header):])
                         for piece in pieces:
                             csv_out.write(piece)
-                    if "parquet" in tmps:
+                    if parquet_tmp is not None:
                         table = pa.Table.from_pandas(df, preserve_index=False)
                         if writer is None:
-                            writer = pq.ParquetWriter(tmps["parquet"], table.schema, compression="zstd")
+                            writer = pq.ParquetWriter(parquet_tmp, table.schema, compression="zstd")
                         writer.write_table(table.cast(writer.schema))
             finally:
-                if csv_out is not None:
-                    csv_out.close()
                 if writer is not None:
                     writer.close()
 
-        def nest(todo: list[str], tmps: dict[str, Path]) -> None:
-            if not todo:
-                rows(tmps)
-                return
-            fmt, rest = todo[0], todo[1:]
-            write_atomic(self._part_path(job, fmt), lambda tmp: nest(rest, {**tmps, fmt: tmp}))
-
-        nest(fmts, {})
+        part = self._part_path(job, "parquet")
+        if parquet and not part.exists():
+            write_atomic(part, rows)
+        else:
+            rows(None)
 
     def write(self, fmt: str, target: Path) -> None:
         """Write ``series.<fmt>`` to ``target`` atomically."""
         if fmt == "json":
             write_atomic(target, lambda tmp: tmp.write_bytes(json_bytes(series_frame(self.results, self.builds))))
             return
-        if fmt not in ("csv", "parquet"):
-            raise ValueError(f"unknown export format {fmt!r}")
-        parts = [self._part(job, fmt) for job in self.jobs]
         if fmt == "csv":
-            def cat(tmp: Path) -> None:
-                with open(tmp, "wb") as out:
-                    out.write(csvtext.csv_line(EXPORT_COLUMNS).encode("utf-8"))
-                    for part in parts:
-                        append_file(out, part)
+            self._write_csv(Path(target))
+            return
+        if fmt != "parquet":
+            raise ValueError(f"unknown export format {fmt!r}")
+        parts = [self._parquet_part(job) for job in self.jobs]
 
-            write_atomic(target, cat)
-        else:
-            def stream(tmp: Path) -> None:
-                """The parts' rows in batches of EXPORT_BATCH_ROWS (a row group each): memory is a
-                batch, not the whole export. Read on this thread: Arrow's reading threads each
-                kept a heap of their own (100k-row batches on threads: +220 MB; 20k on one: +70)."""
-                schema = pq.read_schema(parts[0]) if parts else \
-                    pa.Table.from_pandas(series_frame([], self.builds), preserve_index=False).schema
-                with pq.ParquetWriter(tmp, schema, compression="zstd") as writer:
-                    for part in parts:
-                        reader = pq.ParquetFile(part)
-                        for batch in reader.iter_batches(batch_size=EXPORT_BATCH_ROWS, use_threads=False):
-                            writer.write_table(pa.Table.from_batches([batch]).cast(schema))
+        def stream(tmp: Path) -> None:
+            """The parts' rows in batches of EXPORT_BATCH_ROWS (a row group each): memory is a
+            batch, not the whole export. Read on this thread: Arrow's reading threads each
+            kept a heap of their own (100k-row batches on threads: +220 MB; 20k on one: +70)."""
+            schema = pq.read_schema(parts[0]) if parts else \
+                pa.Table.from_pandas(series_frame([], self.builds), preserve_index=False).schema
+            with pq.ParquetWriter(tmp, schema, compression="zstd") as writer:
+                for part in parts:
+                    reader = pq.ParquetFile(part)
+                    for batch in reader.iter_batches(batch_size=EXPORT_BATCH_ROWS, use_threads=False):
+                        writer.write_table(pa.Table.from_batches([batch]).cast(schema))
 
-            write_atomic(target, stream)
-        self._prune(fmt, {p.name for p in parts})
+        write_atomic(target, stream)
+        self._prune("parquet", {p.name for p in parts})
+
+    def _write_csv(self, target: Path) -> None:
+        """``series.csv``: each job's rows copied from the kept file of an earlier run where its
+        digest is there, else formatted (with its Parquet part when that is wanted and missing).
+        Then the new file is kept (``_keep_csv``) for the next run."""
+        header = csvtext.csv_line(EXPORT_COLUMNS).encode("utf-8")
+        kept = self._kept_csv()
+        layout: list[tuple[str, int, int]] = []
+
+        def cat(tmp: Path) -> None:
+            layout.clear()
+            with open(tmp, "wb") as out:
+                out.write(header)
+                for job in self.jobs:
+                    digest = self.digest(job)
+                    start = out.tell()
+                    if digest in kept:
+                        copy_range(out, *kept[digest])
+                    else:
+                        self._rows(job, out, parquet="parquet" in self.formats)
+                    out.flush()
+                    layout.append((digest, start, out.tell() - start))
+
+        write_atomic(target, cat)
+        self._keep_csv(target, header, layout)
+
+    def _kept_csv(self) -> dict[str, tuple[Path, int, int]]:
+        """Job digest -> (kept file, offset, length) of its rows, from every kept ``series.csv``
+        whose index is whole and whose size is the one indexed (anything else is not used)."""
+        found: dict[str, tuple[Path, int, int]] = {}
+        if not self.parts.is_dir():
+            return found
+        for entry in sorted(os.scandir(self.parts), key=lambda e: e.name):
+            m = _CSV_INDEX.match(entry.name)
+            if not m:
+                continue
+            data = self.parts / f"{m.group('digest')}.csv"
+            try:
+                index = json.loads(Path(entry.path).read_text("utf-8"))
+                size = data.stat().st_size
+                if index.get("format") != _format_version().hex() or index.get("size") != size:
+                    continue
+                for digest, offset, length in index["jobs"]:
+                    if isinstance(offset, int) and isinstance(length, int) and 0 <= offset <= offset + length <= size:
+                        found.setdefault(str(digest), (data, offset, length))
+            except (OSError, ValueError, KeyError, TypeError):
+                continue
+        return found
+
+    def _keep_csv(self, target: Path, header: bytes, layout: list[tuple[str, int, int]]) -> None:
+        """Keep ``target`` as ``.parts/<layout>.csv`` (a hard link to the file just written) and its
+        index; remove the kept files of earlier runs. Done after ``target`` is whole and in place:
+        a kill on the way leaves at worst no kept file, and the next run formats every job."""
+        self.parts.mkdir(parents=True, exist_ok=True)
+        name = hashlib.sha1(header + "".join(d for d, _, _ in layout).encode()).hexdigest()
+        data = self.parts / f"{name}.csv"
+        size = target.stat().st_size
+        try:
+            link = self.parts / f".{name}.csv.{os.getpid()}.link"
+            link.unlink(missing_ok=True)
+            os.link(target, link)
+            os.replace(link, data)
+        except OSError as exc:  # no hard links here: the next run formats every job again
+            log.info("exports: %s not kept for the next run (%s)", target, exc)
+            self._prune("csv", set())
+            return
+        index = {"format": _format_version().hex(), "size": size, "jobs": [list(x) for x in layout]}
+        write_atomic(self.parts / f"{name}.csv.json", lambda tmp: tmp.write_text(json.dumps(index), "utf-8"))
+        self._prune("csv", {data.name, f"{name}.csv.json"})
 
     def _prune(self, fmt: str, keep: set[str]) -> None:
-        """Remove the parts in ``fmt`` this run did not use (jobs whose rows changed or went)."""
+        """Remove the parts (and for CSV, kept files and indexes) in ``fmt`` this run did not use."""
         if not self.parts.is_dir():
             return
         for entry in os.scandir(self.parts):
-            m = _PART.match(entry.name)
-            if m and m.group("fmt") == fmt and entry.name not in keep:
+            m = _PART.match(entry.name) or _CSV_INDEX.match(entry.name)
+            kind = "csv" if m and m.re is _CSV_INDEX else (m.group("fmt") if m else None)
+            if kind == fmt and entry.name not in keep:
                 os.unlink(entry.path)
 
 
-def append_file(out: BinaryIO, source: Path) -> None:
-    """Append ``source`` to the open file ``out`` (both regular files).
+def copy_range(out: BinaryIO, source: Path, offset: int = 0, length: int | None = None) -> None:
+    """Append ``length`` bytes of ``source`` from ``offset`` (default: the rest of it) to the open
+    file ``out`` (both regular files).
 
-    The kernel copies (``copy_file_range``): a day's CSV parts are 330 MB, which a copy through
-    this process took 0.9 s of system time to move and the kernel 0.1 s. Where the call is not
-    supported (other kernels, file systems), a plain copy.
+    The kernel copies (``copy_file_range``): a day's CSV is 330 MB, which a copy through this
+    process took 0.9 s of system time to move and the kernel 0.1 s. Where the call is not
+    supported (other kernels, file systems), a plain copy. A source shorter than asked is an error.
     """
     out.flush()
     with open(source, "rb") as src:
-        left = os.fstat(src.fileno()).st_size
+        size = os.fstat(src.fileno()).st_size
+        left = size - offset if length is None else length
+        if offset + left > size:
+            raise ValueError(f"{source}: {offset + left} bytes wanted, {size} there")
+        pos = offset
         try:
             while left > 0:
-                done = os.copy_file_range(src.fileno(), out.fileno(), left)
+                done = os.copy_file_range(src.fileno(), out.fileno(), left, pos)
                 if done == 0:
                     break
                 left -= done
+                pos += done
         except (AttributeError, OSError) as exc:
             if isinstance(exc, OSError) and exc.errno not in _NO_COPY_RANGE:
                 raise
-        if left > 0:  # not supported here, or the file grew: the rest by hand
-            shutil.copyfileobj(src, out, 1 << 22)
+        if left > 0:  # not supported here: the rest by hand
+            src.seek(pos)
+            while left > 0:
+                chunk = src.read(min(left, 1 << 22))
+                if not chunk:
+                    raise ValueError(f"{source}: ended {left} bytes early")
+                out.write(chunk)
+                left -= len(chunk)
 
 
 #: errnos of a copy_file_range the kernel or file system does not offer

@@ -1,9 +1,11 @@
 """Series exports written job by job (``SeriesExports``): the files equal the whole frame's, and a
-job whose rows did not change is not formatted again."""
+job whose rows did not change is not formatted again (its CSV rows copied from the kept file of
+the previous run, its Parquet part reused)."""
 
 from __future__ import annotations
 
 import math
+import os
 
 import pandas as pd
 import pytest
@@ -56,7 +58,7 @@ def test_a_missing_part_alone_is_made_again_with_the_same_bytes(tmp_path):
     lost.unlink()
     ex, _ = write_all(tmp_path / "a", results)
     assert len(ex.formatted) == 1 and lost.exists()
-    assert len(list(parts.glob("*.csv"))) == 3 and len(list(parts.glob("*.parquet"))) == 3
+    assert len(list(parts.glob("*.csv"))) == 1 and len(list(parts.glob("*.parquet"))) == 3
     assert {n: (tmp_path / "a" / "exports" / n).read_bytes() for n in before} == before
 
 
@@ -69,8 +71,55 @@ def test_unchanged_jobs_are_reused_and_the_result_equals_a_fresh_write(tmp_path)
     assert sorted(set(fresh.formatted)) == sorted([ALT, ICX, SPR])
     for name in ("series.csv", "series.parquet"):
         assert (tmp_path / "inc" / "exports" / name).read_bytes() == (tmp_path / "fresh" / "exports" / name).read_bytes()
-    # the parts of the old ALT and ICX rows are gone: one part per job and format is left
-    assert len(list((tmp_path / "inc" / "exports" / PARTS_DIR).iterdir())) == 6
+    # the parts of the old ALT and ICX rows are gone: a Parquet part per job and one kept CSV with its index
+    left = sorted(p.name for p in (tmp_path / "inc" / "exports" / PARTS_DIR).iterdir())
+    assert [n.split(".", 1)[1] for n in left] == ["csv", "csv.json", "parquet", "parquet", "parquet"]
+    assert left == sorted(p.name for p in (tmp_path / "fresh" / "exports" / PARTS_DIR).iterdir())
+
+
+def test_the_kept_csv_is_the_published_file_not_a_second_copy(tmp_path):
+    write_all(tmp_path, history())
+    kept = next((tmp_path / "exports" / PARTS_DIR).glob("*.csv"))
+    assert kept.stat().st_ino == (tmp_path / "exports" / "series.csv").stat().st_ino
+
+
+def test_a_kept_csv_that_does_not_match_its_index_is_not_used(tmp_path):
+    """A kill between the kept file and its index, a file cut short, an index of another format
+    version or garbage: the rows are formatted again and the export is still the whole frame's."""
+    import json
+
+    results = history()
+    changed = history(last=8.0)  # ALT changes
+    builds = builds_for(changed)
+    parts = tmp_path / "exports" / PARTS_DIR
+    for spoil in ("no index", "short", "version", "garbage", "out of range"):
+        write_all(tmp_path, results)
+        index = next(parts.glob("*.csv.json"))
+        kept = parts / index.name[: -len(".json")]
+        if spoil == "no index":
+            index.unlink()
+        elif spoil == "short":
+            os.truncate(kept, kept.stat().st_size - 1)  # (the published file too: it is the same inode)
+        elif spoil == "version":
+            index.write_text(json.dumps({**json.loads(index.read_text()), "format": "0" * 40}))
+        elif spoil == "garbage":
+            index.write_text("{not json")
+        else:
+            doc = json.loads(index.read_text())
+            doc["jobs"] = [[d, o + 10 ** 9, n] for d, o, n in doc["jobs"]]
+            index.write_text(json.dumps(doc))
+        ex, _ = write_all(tmp_path, changed)
+        assert sorted(ex.formatted) == sorted([ALT, ICX, SPR]), spoil  # every job's rows formatted again
+        assert (tmp_path / "exports" / "series.csv").read_bytes() == csv_bytes(series_frame(changed, builds)), spoil
+        assert len(list(parts.glob("*.csv"))) == 1 and len(list(parts.glob("*.csv.json"))) == 1, spoil
+
+
+def test_a_csv_kept_by_an_older_pal_as_per_job_parts_is_removed(tmp_path):
+    write_all(tmp_path, history())
+    old_part = tmp_path / "exports" / PARTS_DIR / ("ab" * 20 + ".csv")
+    old_part.write_text("rows of a job, as an older version kept them")
+    write_all(tmp_path, history(last=8.0))
+    assert not old_part.exists()
 
 
 def test_no_results_give_a_header_only_csv_and_an_empty_parquet(tmp_path):
@@ -122,8 +171,8 @@ def test_parts_are_formatted_a_few_series_at_a_time_with_the_same_bytes(tmp_path
     pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "exports" / "series.parquet"), whole)
 
 
-def test_append_file_gives_the_same_bytes_by_the_kernel_and_by_hand(tmp_path, monkeypatch):
-    """Parts are appended by copy_file_range where it works and by a plain copy where it does
+def test_copy_range_gives_the_same_bytes_by_the_kernel_and_by_hand(tmp_path, monkeypatch):
+    """Rows are copied by copy_file_range where it works and by a plain copy where it does
     not (here: made to fail at the first call, and after half of a part); the bytes are the same."""
     import errno
     import os
@@ -135,13 +184,14 @@ def test_append_file_gives_the_same_bytes_by_the_kernel_and_by_hand(tmp_path, mo
         p = tmp_path / f"part{i}"
         p.write_bytes(os.urandom(size))
         parts.append(p)
-    expected = b"head\n" + b"".join(p.read_bytes() for p in parts)
+    expected = b"head\n" + b"".join(p.read_bytes() for p in parts) + parts[2].read_bytes()[100:4100]
 
     def cat(name):
         with open(tmp_path / name, "wb") as out:
             out.write(b"head\n")
             for p in parts:
-                export.append_file(out, p)
+                export.copy_range(out, p)
+            export.copy_range(out, parts[2], 100, 4000)  # a range in the middle
             out.write(b"")  # the buffered writer still works after the kernel's copies
         return (tmp_path / name).read_bytes()
 
@@ -155,10 +205,10 @@ def test_append_file_gives_the_same_bytes_by_the_kernel_and_by_hand(tmp_path, mo
     assert cat("by-hand") == expected
     calls = []
 
-    def half_then_fail(src, dst, count):
+    def half_then_fail(src, dst, count, offset_src=None):
         calls.append(count)
         if len(calls) % 2:
-            return real(src, dst, max(1, count // 2))
+            return real(src, dst, max(1, count // 2), offset_src)
         raise OSError(errno.EINVAL, "not here")
 
     monkeypatch.setattr(os, "copy_file_range", half_then_fail)
@@ -172,3 +222,6 @@ def test_append_file_gives_the_same_bytes_by_the_kernel_and_by_hand(tmp_path, mo
     with pytest.raises(OSError) as raised:  # a real error is not hidden behind the fallback
         cat("broken")
     assert raised.value.errno == errno.EIO
+    monkeypatch.setattr(os, "copy_file_range", real)
+    with open(tmp_path / "too-far", "wb") as out, pytest.raises(ValueError, match="bytes wanted"):
+        export.copy_range(out, parts[3], 12000, 1000)  # past the end: an error, not a short copy
