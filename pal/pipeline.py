@@ -9,6 +9,7 @@ since the last one (``pal.fingerprint``) stops after ingest and keeps that run's
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 from dataclasses import dataclass, field
@@ -167,6 +168,7 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
     from pal.alerts.build import remembered
     from pal.executor import make_executor
     from pal.render import page_digests, render_site
+    from pal.render.site import POOL_MIN_SERIES, render_pool
     from pal.store import Store
 
     report = RunReport()
@@ -182,7 +184,7 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
     scheduler = options.scheduler or spec.store.scheduler
     # The lock first: a second run fails at once instead of after downloading everything, and
     # two runs never write the same cache files.
-    with store.lock(), frozen_gc() as freeze_alive:
+    with store.lock(), frozen_gc() as freeze_alive, contextlib.ExitStack() as at_end:
         steps.start("download", f"{len(spec.jobs)} jobs from {len(spec.sources)} sources")
         files: list[BuildFile] = []
         if options.download:
@@ -204,6 +206,10 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
                 return _kept(spec, kept, report, out_dir, steps)
             at_ingest = report.to_dict()
 
+            old_digests = {} if options.full else store.load_state(DIGEST_STATE)
+            pool = render_pool() if len(old_digests) >= POOL_MIN_SERIES else None  # a large site to draw again
+            if pool is not None:  # its workers start up while this process analyses
+                at_end.callback(pool.shutdown, cancel_futures=True)
             steps.start("analyse", "history from the store")
             history = load_history(spec, store, now, report)
             _check_upstream(options.upstream, history, report)
@@ -225,7 +231,6 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
         if not options.download:
             _restore_download_problems(store, report)
         views = [a.view() for a in alerts]
-        old_digests = {} if options.full else store.load_state(DIGEST_STATE)
         digests = page_digests(results, views)
         changed = {r.key for r in results if old_digests.get(_page_key(r)) != digests[_page_key(r)]}
         site_ok = (out_dir / "site" / "index.html").exists()
@@ -238,7 +243,8 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
             steps.start("render", f"{len(results)} series")
 
         index = render_site(out_dir, results, history.samples, history.builds, report, spec, views,
-                            changed=changed if (old_digests and site_ok) else None, meanwhile=alert_outputs)
+                            changed=changed if (old_digests and site_ok) else None, meanwhile=alert_outputs,
+                            pool=pool)
         steps.done(f"{len(changed)} series pages rendered again, index {index}")
 
         steps.start("save", "store states and the run report")

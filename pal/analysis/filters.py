@@ -267,22 +267,29 @@ def _best_shift(x: np.ndarray, sigma: float, min_runs: int, min_after: int) -> t
 
 
 def _best_excursion(x: np.ndarray, sigma: float, lengths: tuple[int, int]) -> tuple[float, int, int]:
-    """Largest z of a window of ``lengths`` runs against the rest of ``x``: (z, start, end)."""
+    """Largest z of a window of ``lengths`` runs against the rest of ``x``: (z, start, end).
+
+    Windows never start at either end (an excursion returns, and started somewhere) and leave at
+    least ``2 * lengths[1]`` runs outside. All lengths at once, one row each (a loop over them was
+    the analysis' largest cost); the first largest z wins, the shortest length first.
+    """
     n = len(x)
-    best = (0.0, -1, -1)
+    lens = np.arange(lengths[0], lengths[1] + 1)
+    lens = lens[n - lens >= 2 * lengths[1]]
+    if not len(lens):
+        return 0.0, -1, -1
     cs = np.concatenate([[0.0], np.cumsum(x)])
-    for length in range(lengths[0], lengths[1] + 1):
-        rest = n - length
-        if rest < 2 * lengths[1]:
-            break
-        a = np.arange(1, n - length)  # never at either end: an excursion returns, and started somewhere
-        inside = (cs[a + length] - cs[a]) / length
-        outside = (cs[-1] - cs[a + length] + cs[a]) / rest
-        z = np.abs(inside - outside) / (sigma * math.sqrt(1.0 / length + 1.0 / rest))
-        j = int(np.argmax(z))
-        if z[j] > best[0]:
-            best = (float(z[j]), int(a[j]), int(a[j] + length))
-    return best
+    a = np.arange(1, n - int(lens[0]))  # starts of the shortest windows; longer ones use fewer
+    rest = (n - lens)[:, None]
+    ok = a[None, :] < rest
+    end = np.minimum(a[None, :] + lens[:, None], n)
+    inside = (cs[end] - cs[a]) / lens[:, None]
+    outside = (cs[-1] - cs[end] + cs[a]) / rest
+    z = np.where(ok, np.abs(inside - outside) / (sigma * np.sqrt(1.0 / lens[:, None] + 1.0 / rest)), 0.0)
+    i, j = np.unravel_index(int(np.argmax(z)), z.shape)
+    if not z[i, j] > 0.0:
+        return 0.0, -1, -1
+    return float(z[i, j]), int(a[j]), int(a[j] + lens[i])
 
 
 #: window lengths of ``_best_window``: from just past an excursion, 15 % apart

@@ -291,3 +291,38 @@ def test_refine_changes_moves_a_misplaced_step_to_its_best_split():
 def test_the_fast_median_is_numpys_median_exactly(values):
     x = np.array(values, dtype=np.float64)
     assert _median(x) == float(np.median(x))
+
+
+def _excursion_by_length(x: np.ndarray, sigma: float, lengths: tuple[int, int]) -> tuple[float, int, int]:
+    """The definition, one window length at a time: the first largest z, shortest length first."""
+    import math
+
+    n, best = len(x), (0.0, -1, -1)
+    cs = np.concatenate([[0.0], np.cumsum(x)])
+    for length in range(lengths[0], lengths[1] + 1):
+        rest = n - length
+        if rest < 2 * lengths[1]:
+            break
+        a = np.arange(1, n - length)
+        inside = (cs[a + length] - cs[a]) / length
+        outside = (cs[-1] - cs[a + length] + cs[a]) / rest
+        z = np.abs(inside - outside) / (sigma * math.sqrt(1.0 / length + 1.0 / rest))
+        j = int(np.argmax(z))
+        if z[j] > best[0]:
+            best = (float(z[j]), int(a[j]), int(a[j] + length))
+    return best
+
+
+def test_best_excursion_of_all_lengths_at_once_is_the_per_length_search_bit_for_bit():
+    from pal.analysis.filters import _best_excursion
+
+    rng = np.random.default_rng(3)
+    for trial in range(3000):
+        n = int(rng.integers(1, 120))
+        x = (rng.normal(10, 1, n), rng.integers(0, 3, n).astype(float), np.full(n, 5.0))[trial % 3]  # ties too
+        sigma = float(rng.uniform(0.1, 2))
+        assert _best_excursion(x, sigma, (3, 10)) == _excursion_by_length(x, sigma, (3, 10)), (trial, x.tolist())
+    x = np.full(60, 1.0)
+    x[20:25] = 3.0  # a 5-run excursion, found where it is
+    z, start, end = _best_excursion(x, 0.5, (3, 10))
+    assert (start, end) == (20, 25) and z == pytest.approx(2.0 / (0.5 * (1 / 5 + 1 / 55) ** 0.5))

@@ -178,6 +178,21 @@ def test_rerun_is_byte_identical_and_pool_gives_the_same_bytes(tmp_path, monkeyp
     assert [p.name for p in (tmp_path / "a").iterdir()] == ["site"]  # no temporary directory left behind
 
 
+def test_a_pool_started_ahead_draws_the_same_site_and_stays_the_callers(tmp_path):
+    """The run starts the render's pool before it analyses (``render_pool``): the site is the
+    one a pool of the render's own makes, and the pool is left running for its owner to end."""
+    render(tmp_path / "own", workers=1)
+    pool = site_mod.render_pool(2)
+    assert pool is not None
+    try:
+        render(tmp_path / "ahead", workers=2, pool=pool)
+        assert all_files(tmp_path / "ahead" / "site") == all_files(tmp_path / "own" / "site")
+        assert pool.submit(os.getpid).result(timeout=60) != os.getpid()  # still usable: not shut down
+    finally:
+        pool.shutdown()
+    assert site_mod.render_pool(1) is None  # one core: this process draws alone
+
+
 def test_incremental_render_keeps_unchanged_pages(tmp_path):
     index, results, _ = render(tmp_path)
     root = index.parent
