@@ -18,12 +18,13 @@ fragments not yet deleted).
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import os
 import tempfile
 import uuid
 from pathlib import Path
 from typing import Callable
+
+from pal.libc import function
 
 CRASH_ENV = "PAL_STORE_CRASH_AT"
 TMP_MARK = ".tmp-"
@@ -115,13 +116,8 @@ def swap_dirs(new: Path, target: Path, old_prefix: str) -> Path:
 
 
 def _exchange(a: Path, b: Path) -> bool:
-    name = ctypes.util.find_library("c")
-    if not name:
-        return False
-    try:
-        libc = ctypes.CDLL(name, use_errno=True)
-        fn = libc.renameat2
-    except (OSError, AttributeError):
+    fn = function("renameat2")
+    if fn is None:
         return False
     fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
     return fn(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0

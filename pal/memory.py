@@ -10,27 +10,24 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import ctypes.util
 import functools
 import gc
 import os
 import sys
 from typing import Callable, Iterator
 
+from pal.libc import function, libc
+
 
 @functools.lru_cache(maxsize=1)
 def _libc() -> "ctypes.CDLL | None":
     """glibc with ``malloc_trim`` and ``mallinfo2`` typed, or None where they are missing (musl, macOS, old glibc)."""
-    name = ctypes.util.find_library("c")
-    try:
-        libc = ctypes.CDLL(name) if name else None
-        if libc is None:
-            return None
-        libc.malloc_trim.argtypes, libc.malloc_trim.restype = [ctypes.c_size_t], ctypes.c_int
-        libc.mallinfo2.restype = _MallInfo2
-    except (OSError, AttributeError):
+    lib = libc()
+    if lib is None or function("malloc_trim") is None or function("mallinfo2") is None:
         return None
-    return libc
+    lib.malloc_trim.argtypes, lib.malloc_trim.restype = [ctypes.c_size_t], ctypes.c_int
+    lib.mallinfo2.restype = _MallInfo2
+    return lib
 
 
 class _MallInfo2(ctypes.Structure):

@@ -18,8 +18,6 @@ one file per series; the previous site is deleted by a detached process after th
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import dataclasses
 import functools
 import hashlib
@@ -42,6 +40,7 @@ import numpy as np
 import pandas as pd
 
 from pal import __version__ as pal_version
+from pal.libc import function
 from pal.analysis import bands as bands_module
 from pal.atomic import swap_dirs
 from pal.model import AlertView, SeriesKey, SeriesResult
@@ -300,12 +299,9 @@ def _end_with(run_pid: int, poll: float = 0.2) -> None:
     SIGKILL on the death of the parent (the run) where prctl
     exists, and a daemon thread that watches ``run_pid`` itself everywhere.
     """
-    name = ctypes.util.find_library("c")
-    if name:
-        try:
-            ctypes.CDLL(name, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        except (OSError, AttributeError):
-            pass
+    prctl = function("prctl")
+    if prctl is not None:
+        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
     def watch() -> None:
         while _alive(run_pid):
