@@ -10,14 +10,13 @@ CSV cells are neutralised against formula injection: a text cell starting with `
 ``-``, ``@``, tab or CR gets a leading ``'``; numeric columns stay numbers. Parquet keeps the
 raw text (it is not opened by spreadsheets as formulas).
 
-``SeriesExports`` writes the files job by job. ``series.csv`` is the header and each job's rows,
-in job order (rows are sorted by job first); its rows of a job whose digest (everything in them)
-did not change since the previous run are copied from that run's file by the kernel, the other
-jobs formatted. To know where they are, each ``series.csv`` is kept as ``exports/.parts/<layout>.csv``
-(a hard link: no byte written twice) with ``<layout>.csv.json``, the digest and place of each job's
-rows; ``<layout>`` is the digest of them all. ``series.parquet`` is made from per-job Parquet parts
-``.parts/<job digest>.parquet``, reused likewise. Both files are byte for byte what the same code
-writes from scratch.
+``SeriesExports`` writes ``series.csv`` and ``series.parquet`` in one pass over the rows, job by
+job (rows are sorted by job first). Each file is kept for the next run as ``exports/.parts/<layout>``
+``.csv`` / ``.parquet`` (hard links: no byte written twice), with ``<layout>.json``, where each
+job's rows are in them (CSV bytes, Parquet row groups) under the digest of everything in them;
+``<layout>`` is the digest of the jobs and their digests. A later run copies the rows of a job
+whose digest is there instead of formatting them. The files are byte for byte what the same
+code writes from scratch.
 """
 
 from __future__ import annotations
@@ -40,7 +39,7 @@ import pyarrow.parquet as pq
 
 from pal import csvtext
 from pal.model import SeriesResult
-from pal.atomic import write_atomic
+from pal.atomic import TMP_MARK, write_atomic
 from pal.memory import release_memory
 
 log = logging.getLogger("pal")
@@ -299,13 +298,13 @@ def json_bytes(df: pd.DataFrame) -> bytes:
 # ---------------------------------------------------------------------------
 
 PARTS_DIR = ".parts"
-#: the exports made from per-job parts (JSON is one array, made from the whole frame)
+#: the exports made in one pass, job by job (JSON is one array, made from the whole frame)
 PART_FORMATS = ("csv", "parquet")
-EXPORT_BATCH_ROWS = 20_000  # rows per row group of series.parquet (and per read of a part)
-EXPORT_CHUNK_SERIES = 100  # series formatted at a time into a job's part
-_PART = re.compile(r"^(?P<digest>[0-9a-f]{40})\.(?P<fmt>csv|parquet)$")
-#: the index of a kept ``series.csv``: ``.parts/<layout>.csv.json``
-_CSV_INDEX = re.compile(r"^(?P<digest>[0-9a-f]{40})\.csv\.json$")
+EXPORT_CHUNK_SERIES = 100  # series formatted at a time (a row group of series.parquet each)
+#: a kept ``series.<fmt>`` (also the per-job parts of older versions): ``.parts/<digest>.<fmt>``
+_KEPT_FILE = re.compile(r"^(?P<digest>[0-9a-f]{40})\.(?P<fmt>csv|parquet)$")
+#: where each job's rows are in the kept files of one layout: ``.parts/<layout>.json``
+_KEPT_INDEX = re.compile(r"^(?P<digest>[0-9a-f]{40})\.json$")
 
 
 def _format_version() -> bytes:
@@ -339,15 +338,16 @@ def job_digest(results: list[SeriesResult], builds: pd.DataFrame | None, version
 class SeriesExports:
     """``series.csv`` / ``series.parquet`` / ``series.json`` of a run, written job by job.
 
-    ``write(fmt, target)`` writes one file atomically. The rows of jobs whose digest is unchanged
-    since an earlier run (same ``exports_dir``) are taken from that run's files (the kept
-    ``series.csv``, the Parquet parts); what no job of this run uses is removed. The JSON export
-    is made from the whole frame (it is one array).
+    The first ``write`` of CSV or Parquet makes every format of ``formats`` in one pass over the
+    rows, into temp files; each ``write(fmt, target)`` then puts its own in place atomically (a
+    format not declared gets a pass of its own). A job whose digest is in the files kept by an earlier run (same
+    ``exports_dir``) is not formatted: its CSV bytes and Parquet row groups are copied from
+    them. The JSON export is made from the whole frame (it is one array).
     """
 
     def __init__(self, exports_dir: Path, results: list[SeriesResult], builds: pd.DataFrame | None,
                  formats: Iterable[str] = PART_FORMATS):
-        #: the formats a changed job's rows are written in, from one pass over them
+        #: the formats made in the one pass over the rows
         self.formats = tuple(f for f in PART_FORMATS if f in set(formats))
         self.parts = Path(exports_dir) / PARTS_DIR
         self.results = results
@@ -358,7 +358,11 @@ class SeriesExports:
         self.jobs = sorted(by_job)
         self._by_job = by_job
         self._digests: dict[str, str] = {}
-        self.formatted: list[str] = []  # jobs whose rows were formatted by this object (not reused)
+        self.formatted: list[str] = []  # jobs whose rows were formatted by this object (not copied)
+        self._made: dict[str, Path] = {}  # temp files made and not yet put in place
+        self._passed = False
+        self._layout: dict[str, list] = {}  # per format: each job's [digest, start, length]
+        self._placed: dict[str, dict[str, int]] = {}  # formats in place and kept: size (and row groups)
 
     def _job_builds(self, job: str) -> pd.DataFrame | None:
         if self.builds is None or self.builds.empty:
@@ -381,153 +385,147 @@ class SeriesExports:
             yield series_frame(ordered[i:i + EXPORT_CHUNK_SERIES], builds)
             release_memory()  # the chunk's Arrow buffers: the peak is one chunk's, not the sum
 
-    def _part_path(self, job: str, fmt: str) -> Path:
-        return self.parts / f"{self.digest(job)}.{fmt}"
-
-    def _parquet_part(self, job: str) -> Path:
-        """The job's Parquet part, made (atomically) when no earlier run left it."""
-        path = self._part_path(job, "parquet")
-        if not path.exists():
-            self._rows(job, None, parquet=True)
-        return path
-
-    def _rows(self, job: str, csv_out: BinaryIO | None, parquet: bool) -> None:
-        """One pass over the job's rows: its CSV rows (no header) to ``csv_out`` and, if asked and
-        missing, its Parquet part (written to a temp file chunk by chunk, then renamed: whole or absent)."""
-        header = csvtext.csv_line(EXPORT_COLUMNS).encode("utf-8")
-        self.formatted.append(job)
-
-        def rows(parquet_tmp: Path | None) -> None:
-            writer = None
-            try:
-                for df in self._frames(job):
-                    if csv_out is not None:
-                        pieces = csv_chunks(df)
-                        first = bytes(next(pieces))
-                        if not first.startswith(header):
-                            raise ValueError(f"export of {job}: unexpected CSV header")
-                        csv_out.write(first[len(header):])
-                        for piece in pieces:
-                            csv_out.write(piece)
-                    if parquet_tmp is not None:
-                        table = pa.Table.from_pandas(df, preserve_index=False)
-                        if writer is None:
-                            writer = pq.ParquetWriter(parquet_tmp, table.schema, compression="zstd")
-                        writer.write_table(table.cast(writer.schema))
-            finally:
-                if writer is not None:
-                    writer.close()
-
-        part = self._part_path(job, "parquet")
-        if parquet and not part.exists():
-            write_atomic(part, rows)
-        else:
-            rows(None)
-
     def write(self, fmt: str, target: Path) -> None:
         """Write ``series.<fmt>`` to ``target`` atomically."""
         if fmt == "json":
             write_atomic(target, lambda tmp: tmp.write_bytes(json_bytes(series_frame(self.results, self.builds))))
             return
-        if fmt == "csv":
-            self._write_csv(Path(target))
-            return
-        if fmt != "parquet":
+        if fmt not in PART_FORMATS:
             raise ValueError(f"unknown export format {fmt!r}")
-        parts = [self._parquet_part(job) for job in self.jobs]
+        if fmt not in self._made:  # the first pass makes every declared format; a later one, just this
+            wanted = [f for f in PART_FORMATS if f == fmt or (not self._passed and f in self.formats)]
+            self._passed = True
+            self._made.update(self._pass(wanted))
+        made = self._made.pop(fmt)
+        write_atomic(Path(target), lambda tmp: os.replace(made, tmp))
+        self._keep(fmt, Path(target))
 
-        def stream(tmp: Path) -> None:
-            """The parts' rows in batches of EXPORT_BATCH_ROWS (a row group each): memory is a
-            batch, not the whole export. Read on this thread: Arrow's reading threads each
-            kept a heap of their own (100k-row batches on threads: +220 MB; 20k on one: +70)."""
-            schema = pq.read_schema(parts[0]) if parts else \
-                pa.Table.from_pandas(series_frame([], self.builds), preserve_index=False).schema
-            with pq.ParquetWriter(tmp, schema, compression="zstd") as writer:
-                for part in parts:
-                    reader = pq.ParquetFile(part)
-                    for batch in reader.iter_batches(batch_size=EXPORT_BATCH_ROWS, use_threads=False):
-                        writer.write_table(pa.Table.from_batches([batch]).cast(schema))
-
-        write_atomic(target, stream)
-        self._prune("parquet", {p.name for p in parts})
-
-    def _write_csv(self, target: Path) -> None:
-        """``series.csv``: each job's rows copied from the kept file of an earlier run where its
-        digest is there, else formatted (with its Parquet part when that is wanted and missing).
-        Then the new file is kept (``_keep_csv``) for the next run."""
+    def _pass(self, formats: list[str]) -> dict[str, Path]:
+        """Each of ``formats`` into a temp file under ``.parts``, job by job: copied from the kept
+        files where the job's digest is there in each of them, else formatted."""
+        self.parts.mkdir(parents=True, exist_ok=True)
+        kept = self._kept()
+        tmps = {fmt: self.parts / f".series.{fmt}{TMP_MARK}{os.getpid()}" for fmt in formats}
         header = csvtext.csv_line(EXPORT_COLUMNS).encode("utf-8")
-        kept = self._kept_csv()
-        layout: list[tuple[str, int, int]] = []
+        layout: dict[str, list] = {fmt: [] for fmt in formats}
+        csv_out: BinaryIO | None = None
+        writer: pq.ParquetWriter | None = None
+        groups = 0
+        try:
+            if "csv" in tmps:
+                csv_out = open(tmps["csv"], "wb")
+                csv_out.write(header)
+            if "parquet" in tmps:
+                schema = pa.Table.from_pandas(series_frame([], self.builds), preserve_index=False).schema
+                writer = pq.ParquetWriter(tmps["parquet"], schema, compression="zstd")
+            for job in self.jobs:
+                digest = self.digest(job)
+                start = {"csv": csv_out.tell() if csv_out else 0, "parquet": groups}
+                old = kept.get(digest)
+                if old is not None and all(fmt in old for fmt in tmps):
+                    if csv_out is not None:
+                        copy_range(csv_out, *old["csv"])
+                    if writer is not None:
+                        path, first, stop = old["parquet"]
+                        reader = pq.ParquetFile(path)
+                        for i in range(first, stop):
+                            writer.write_table(reader.read_row_group(i, use_threads=False).cast(writer.schema))
+                        groups += stop - first
+                else:
+                    self.formatted.append(job)
+                    for df in self._frames(job):
+                        if csv_out is not None:
+                            pieces = csv_chunks(df)
+                            first_piece = bytes(next(pieces))
+                            if not first_piece.startswith(header):
+                                raise ValueError(f"export of {job}: unexpected CSV header")
+                            csv_out.write(first_piece[len(header):])
+                            for piece in pieces:
+                                csv_out.write(piece)
+                        if writer is not None:
+                            writer.write_table(pa.Table.from_pandas(df, preserve_index=False).cast(writer.schema))
+                            groups += 1
+                if csv_out is not None:
+                    csv_out.flush()
+                    layout["csv"].append([digest, start["csv"], csv_out.tell() - start["csv"]])
+                if writer is not None:
+                    layout["parquet"].append([digest, start["parquet"], groups - start["parquet"]])
+        except BaseException:
+            for tmp in tmps.values():
+                tmp.unlink(missing_ok=True)
+            raise
+        finally:
+            if csv_out is not None:
+                csv_out.close()
+            if writer is not None:
+                writer.close()
+        self._layout.update(layout)
+        self._name = hashlib.sha1(json.dumps([self.jobs, [self.digest(j) for j in self.jobs]]).encode()).hexdigest()
+        return tmps
 
-        def cat(tmp: Path) -> None:
-            layout.clear()
-            with open(tmp, "wb") as out:
-                out.write(header)
-                for job in self.jobs:
-                    digest = self.digest(job)
-                    start = out.tell()
-                    if digest in kept:
-                        copy_range(out, *kept[digest])
-                    else:
-                        self._rows(job, out, parquet="parquet" in self.formats)
-                    out.flush()
-                    layout.append((digest, start, out.tell() - start))
-
-        write_atomic(target, cat)
-        self._keep_csv(target, header, layout)
-
-    def _kept_csv(self) -> dict[str, tuple[Path, int, int]]:
-        """Job digest -> (kept file, offset, length) of its rows, from every kept ``series.csv``
-        whose index is whole and whose size is the one indexed (anything else is not used)."""
-        found: dict[str, tuple[Path, int, int]] = {}
+    def _kept(self) -> dict[str, dict[str, tuple[Path, int, int]]]:
+        """Job digest -> format -> (kept file, start, length: bytes for CSV, row groups for Parquet),
+        from every kept index whose files are there with the sizes it says (else not used)."""
+        found: dict[str, dict[str, tuple[Path, int, int]]] = {}
         if not self.parts.is_dir():
             return found
         for entry in sorted(os.scandir(self.parts), key=lambda e: e.name):
-            m = _CSV_INDEX.match(entry.name)
+            m = _KEPT_INDEX.match(entry.name)
             if not m:
                 continue
-            data = self.parts / f"{m.group('digest')}.csv"
             try:
                 index = json.loads(Path(entry.path).read_text("utf-8"))
-                size = data.stat().st_size
-                if index.get("format") != _format_version().hex() or index.get("size") != size:
+                if index.get("format") != _format_version().hex():
                     continue
-                for digest, offset, length in index["jobs"]:
-                    if isinstance(offset, int) and isinstance(length, int) and 0 <= offset <= offset + length <= size:
-                        found.setdefault(str(digest), (data, offset, length))
-            except (OSError, ValueError, KeyError, TypeError):
+                for fmt, facts in index["files"].items():
+                    if fmt not in PART_FORMATS:
+                        continue
+                    path = self.parts / f"{m.group('digest')}.{fmt}"
+                    size = path.stat().st_size
+                    if facts.get("size") != size:
+                        continue
+                    total = size if fmt == "csv" else pq.ParquetFile(path).metadata.num_row_groups
+                    if fmt == "parquet" and facts.get("row_groups") != total:
+                        continue
+                    for digest, start, length in index["layout"][fmt]:
+                        if isinstance(start, int) and isinstance(length, int) and 0 <= start <= start + length <= total:
+                            found.setdefault(str(digest), {}).setdefault(fmt, (path, start, start + length)
+                                                                         if fmt == "parquet" else (path, start, length))
+            except (OSError, ValueError, KeyError, TypeError, AttributeError, pa.ArrowException):
                 continue
         return found
 
-    def _keep_csv(self, target: Path, header: bytes, layout: list[tuple[str, int, int]]) -> None:
-        """Keep ``target`` as ``.parts/<layout>.csv`` (a hard link to the file just written) and its
-        index; remove the kept files of earlier runs. Done after ``target`` is whole and in place:
-        a kill on the way leaves at worst no kept file, and the next run formats every job."""
-        self.parts.mkdir(parents=True, exist_ok=True)
-        name = hashlib.sha1(header + "".join(d for d, _, _ in layout).encode()).hexdigest()
-        data = self.parts / f"{name}.csv"
-        size = target.stat().st_size
+    def _keep(self, fmt: str, target: Path) -> None:
+        """Keep ``target`` (in place, whole) as ``.parts/<layout>.<fmt>``, a hard link, and say so in
+        the index ``.parts/<layout>.json``; remove what earlier runs kept. A kill on the way leaves
+        at worst a kept file without its index: the next run formats the jobs again."""
+        kept = self.parts / f"{self._name}.{fmt}"
         try:
-            link = self.parts / f".{name}.csv.{os.getpid()}.link"
+            link = self.parts / f".{kept.name}{TMP_MARK}{os.getpid()}"
             link.unlink(missing_ok=True)
             os.link(target, link)
-            os.replace(link, data)
+            os.replace(link, kept)
         except OSError as exc:  # no hard links here: the next run formats every job again
             log.info("exports: %s not kept for the next run (%s)", target, exc)
-            self._prune("csv", set())
-            return
-        index = {"format": _format_version().hex(), "size": size, "jobs": [list(x) for x in layout]}
-        write_atomic(self.parts / f"{name}.csv.json", lambda tmp: tmp.write_text(json.dumps(index), "utf-8"))
-        self._prune("csv", {data.name, f"{name}.csv.json"})
+        else:
+            facts = {"size": kept.stat().st_size}
+            if fmt == "parquet":
+                facts["row_groups"] = pq.ParquetFile(kept).metadata.num_row_groups
+            self._placed[fmt] = facts
+            index = {"format": _format_version().hex(), "files": dict(sorted(self._placed.items())),
+                     "layout": {f: self._layout[f] for f in sorted(self._placed)}}
+            write_atomic(self.parts / f"{self._name}.json", lambda tmp: tmp.write_text(json.dumps(index), "utf-8"))
+        self._prune()
 
-    def _prune(self, fmt: str, keep: set[str]) -> None:
-        """Remove the parts (and for CSV, kept files and indexes) in ``fmt`` this run did not use."""
-        if not self.parts.is_dir():
-            return
+    def _prune(self) -> None:
+        """Remove from ``.parts`` what this run does not keep: earlier runs' kept files and indexes,
+        per-job parts of older versions, temp files of killed runs (not this run's)."""
+        keep = {f"{self._name}.json", *(f"{self._name}.{f}" for f in self._placed)}
+        mine = {p.name for p in self._made.values()}
         for entry in os.scandir(self.parts):
-            m = _PART.match(entry.name) or _CSV_INDEX.match(entry.name)
-            kind = "csv" if m and m.re is _CSV_INDEX else (m.group("fmt") if m else None)
-            if kind == fmt and entry.name not in keep:
+            ours = _KEPT_FILE.match(entry.name) or _KEPT_INDEX.match(entry.name) or (
+                TMP_MARK in entry.name and entry.name.startswith(".") and entry.name not in mine)
+            if ours and entry.name not in keep:
                 os.unlink(entry.path)
 
 

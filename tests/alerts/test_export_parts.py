@@ -47,79 +47,76 @@ def test_files_equal_the_whole_frame(tmp_path):
     assert "=x" in back["test_set"].tolist()
 
 
-def test_a_missing_part_alone_is_made_again_with_the_same_bytes(tmp_path):
-    """A kill between the renames of a job's CSV and Parquet parts leaves one of them: the next
-    run makes the other alone, and the exports equal a fresh write."""
-    results = history()
-    write_all(tmp_path / "a", results)
-    before = {n: (tmp_path / "a" / "exports" / n).read_bytes() for n in ("series.csv", "series.parquet")}
-    parts = tmp_path / "a" / "exports" / PARTS_DIR
-    lost = sorted(parts.glob("*.parquet"))[0]
-    lost.unlink()
-    ex, _ = write_all(tmp_path / "a", results)
-    assert len(ex.formatted) == 1 and lost.exists()
-    assert len(list(parts.glob("*.csv"))) == 1 and len(list(parts.glob("*.parquet"))) == 3
-    assert {n: (tmp_path / "a" / "exports" / n).read_bytes() for n in before} == before
-
-
-def test_unchanged_jobs_are_reused_and_the_result_equals_a_fresh_write(tmp_path):
+def test_unchanged_jobs_are_copied_and_the_result_equals_a_fresh_write(tmp_path):
     write_all(tmp_path / "inc", history())
     changed = history(last=8.0, extra=1)  # ALT and ICX change, SPR does not
     ex, _ = write_all(tmp_path / "inc", changed)
-    assert sorted(set(ex.formatted)) == sorted([ALT, ICX])
+    assert sorted(ex.formatted) == sorted([ALT, ICX])
     fresh, _ = write_all(tmp_path / "fresh", changed)
-    assert sorted(set(fresh.formatted)) == sorted([ALT, ICX, SPR])
+    assert sorted(fresh.formatted) == sorted([ALT, ICX, SPR])
     for name in ("series.csv", "series.parquet"):
         assert (tmp_path / "inc" / "exports" / name).read_bytes() == (tmp_path / "fresh" / "exports" / name).read_bytes()
-    # the parts of the old ALT and ICX rows are gone: a Parquet part per job and one kept CSV with its index
+    # what the first run kept is gone: this run's two files and their index are left
     left = sorted(p.name for p in (tmp_path / "inc" / "exports" / PARTS_DIR).iterdir())
-    assert [n.split(".", 1)[1] for n in left] == ["csv", "csv.json", "parquet", "parquet", "parquet"]
+    assert [n.split(".", 1)[1] for n in left] == ["csv", "json", "parquet"] and len({n.split(".")[0] for n in left}) == 1
     assert left == sorted(p.name for p in (tmp_path / "fresh" / "exports" / PARTS_DIR).iterdir())
 
 
-def test_the_kept_csv_is_the_published_file_not_a_second_copy(tmp_path):
+def test_the_kept_files_are_the_published_ones_not_second_copies(tmp_path):
     write_all(tmp_path, history())
-    kept = next((tmp_path / "exports" / PARTS_DIR).glob("*.csv"))
-    assert kept.stat().st_ino == (tmp_path / "exports" / "series.csv").stat().st_ino
+    for fmt in ("csv", "parquet"):
+        kept = next((tmp_path / "exports" / PARTS_DIR).glob(f"*.{fmt}"))
+        assert kept.stat().st_ino == (tmp_path / "exports" / f"series.{fmt}").stat().st_ino
 
 
-def test_a_kept_csv_that_does_not_match_its_index_is_not_used(tmp_path):
-    """A kill between the kept file and its index, a file cut short, an index of another format
-    version or garbage: the rows are formatted again and the export is still the whole frame's."""
+def test_kept_files_that_do_not_match_their_index_are_not_used(tmp_path):
+    """A kill before the index was written, a lost or cut file, an index of another format
+    version, garbage or places out of range: the rows are formatted again and the exports are
+    still the whole frame's."""
     import json
 
     results = history()
     changed = history(last=8.0)  # ALT changes
     builds = builds_for(changed)
     parts = tmp_path / "exports" / PARTS_DIR
-    for spoil in ("no index", "short", "version", "garbage", "out of range"):
+    spoils = ("no index", "lost parquet", "short csv", "version", "garbage", "out of range", "row groups")
+    for spoil in spoils:
         write_all(tmp_path, results)
-        index = next(parts.glob("*.csv.json"))
-        kept = parts / index.name[: -len(".json")]
+        index = next(parts.glob("*.json"))
+        layout = index.name[: -len(".json")]
+        doc = json.loads(index.read_text())
         if spoil == "no index":
             index.unlink()
-        elif spoil == "short":
-            os.truncate(kept, kept.stat().st_size - 1)  # (the published file too: it is the same inode)
+        elif spoil == "lost parquet":
+            (parts / f"{layout}.parquet").unlink()
+        elif spoil == "short csv":
+            os.truncate(parts / f"{layout}.csv", doc["files"]["csv"]["size"] - 1)  # (series.csv too: same inode)
         elif spoil == "version":
-            index.write_text(json.dumps({**json.loads(index.read_text()), "format": "0" * 40}))
+            index.write_text(json.dumps({**doc, "format": "0" * 40}))
         elif spoil == "garbage":
             index.write_text("{not json")
+        elif spoil == "out of range":
+            doc["layout"] = {f: [[d, o + 10 ** 9, n] for d, o, n in rows] for f, rows in doc["layout"].items()}
+            index.write_text(json.dumps(doc))
         else:
-            doc = json.loads(index.read_text())
-            doc["jobs"] = [[d, o + 10 ** 9, n] for d, o, n in doc["jobs"]]
+            doc["files"]["parquet"]["row_groups"] += 1
             index.write_text(json.dumps(doc))
         ex, _ = write_all(tmp_path, changed)
         assert sorted(ex.formatted) == sorted([ALT, ICX, SPR]), spoil  # every job's rows formatted again
         assert (tmp_path / "exports" / "series.csv").read_bytes() == csv_bytes(series_frame(changed, builds)), spoil
-        assert len(list(parts.glob("*.csv"))) == 1 and len(list(parts.glob("*.csv.json"))) == 1, spoil
+        pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "exports" / "series.parquet"),
+                                      series_frame(changed, builds))
+        assert sorted(p.name.split(".", 1)[1] for p in parts.iterdir()) == ["csv", "json", "parquet"], spoil
 
 
-def test_a_csv_kept_by_an_older_pal_as_per_job_parts_is_removed(tmp_path):
+def test_what_an_older_pal_or_a_killed_run_left_in_parts_is_removed(tmp_path):
     write_all(tmp_path, history())
-    old_part = tmp_path / "exports" / PARTS_DIR / ("ab" * 20 + ".csv")
-    old_part.write_text("rows of a job, as an older version kept them")
+    left = [tmp_path / "exports" / PARTS_DIR / n for n in ("ab" * 20 + ".csv", "cd" * 20 + ".parquet",
+                                                            ".series.csv.tmp-999999999")]
+    for p in left:
+        p.write_text("rows of a job, as an older version kept them, or half a file")
     write_all(tmp_path, history(last=8.0))
-    assert not old_part.exists()
+    assert not any(p.exists() for p in left)
 
 
 def test_no_results_give_a_header_only_csv_and_an_empty_parquet(tmp_path):
@@ -133,29 +130,35 @@ def test_no_results_give_a_header_only_csv_and_an_empty_parquet(tmp_path):
 def test_a_changed_build_fact_changes_the_part(tmp_path):
     results = history()
     builds = builds_for(results)
-    SeriesExports(tmp_path / "exports", results, builds).write("csv", tmp_path / "exports" / "series.csv")
+    SeriesExports(tmp_path / "exports", results, builds, ["csv"]).write("csv", tmp_path / "exports" / "series.csv")
     builds.loc[builds["job"] == SPR, "testbed"] = "moved"
-    ex = SeriesExports(tmp_path / "exports", results, builds)
+    ex = SeriesExports(tmp_path / "exports", results, builds, ["csv"])
     ex.write("csv", tmp_path / "exports" / "series.csv")
     assert ex.formatted == [SPR]
     assert (tmp_path / "exports" / "series.csv").read_bytes() == csv_bytes(series_frame(results, builds))
 
 
-def test_parquet_is_streamed_in_batches_and_still_equals_the_frame(tmp_path, monkeypatch):
-    """series.parquet is written batch by batch (memory: a batch, not the export): rows, order
-    and types are the whole frame's, in row groups of at most EXPORT_BATCH_ROWS."""
+def test_parquet_row_groups_are_chunks_of_series_and_copied_ones_equal_them(tmp_path, monkeypatch):
+    """series.parquet is written a chunk of EXPORT_CHUNK_SERIES series at a time, a row group each
+    (memory: a chunk, not the export), and a job copied from the kept file keeps its row groups:
+    rows, order, types and bytes are those of a fresh write."""
     import pyarrow.parquet as pq
 
     import pal.alerts.export
 
-    monkeypatch.setattr(pal.alerts.export, "EXPORT_BATCH_ROWS", 2)
+    monkeypatch.setattr(pal.alerts.export, "EXPORT_CHUNK_SERIES", 1)
     results = history()
-    _, builds = write_all(tmp_path, results)
-    path = tmp_path / "exports" / "series.parquet"
+    _, builds = write_all(tmp_path / "a", results)
+    path = tmp_path / "a" / "exports" / "series.parquet"
     pd.testing.assert_frame_equal(pd.read_parquet(path), series_frame(results, builds))
     meta = pq.ParquetFile(path).metadata
-    sizes = [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]
-    assert max(sizes) == 2 and sum(sizes) == len(series_frame(results, builds))
+    in_order = sorted(results, key=lambda r: (r.key.job, r.key.test_id, r.key.metric))
+    assert [meta.row_group(i).num_rows for i in range(meta.num_row_groups)] == [len(r.values) for r in in_order]
+    changed = history(last=8.0)
+    ex, _ = write_all(tmp_path / "a", changed)
+    assert ex.formatted == [ALT]
+    write_all(tmp_path / "b", changed)
+    assert path.read_bytes() == (tmp_path / "b" / "exports" / "series.parquet").read_bytes()
 
 
 def test_parts_are_formatted_a_few_series_at_a_time_with_the_same_bytes(tmp_path, monkeypatch):
