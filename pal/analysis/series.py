@@ -149,14 +149,12 @@ def split_series(samples: pd.DataFrame, spec: Spec) -> list[SeriesInput]:
     jobs, ids, metrics = (text(c)[starts] for c in ("job", "test_id", "metric"))
     lasts = ends - 1
     attr_cols = {c: text(c)[lasts] for c in ATTR_COLUMNS}
-    versions, testbeds, statuses = text("dut_version"), text("testbed"), text("status", "<NA>")
     sets = sets_all[rows][keep][starts]
     out: list[SeriesInput] = []
     for i, (s, e) in enumerate(zip(starts.tolist(), ends.tolist())):
+        # per-series texts only: the build facts of each run (testbed, DUT version) are in the builds
+        # table, once per build; three per-run lists here were half of a result's pickle and unread
         attrs: dict[str, Any] = {c: v[i] for c, v in attr_cols.items()}
-        attrs["dut_versions"] = versions[s:e].tolist()
-        attrs["testbeds"] = testbeds[s:e].tolist()
-        attrs["statuses"] = statuses[s:e].tolist()
         key = SeriesKey(jobs[i], ids[i], metrics[i])
         trials = None if trials_all is None else [_trial_list(t) for t in trials_all[s:e]]
         out.append(SeriesInput(key, str(sets[i]), builds[s:e], times_all[s:e], values_all[s:e],
