@@ -109,7 +109,8 @@ def check_number(detector: str, key: str, value: Any, low: float, integer: bool 
 
 def labels_from_changes(values: np.ndarray, changes: Iterable[Change]) -> list[str]:
     """Per-sample labels: the change's kind at its index, missing at NaN, normal elsewhere."""
-    labels = [MISSING if math.isnan(v) else NORMAL for v in values]
+    missing = np.isnan(np.asarray(values, dtype=np.float64)).tolist()
+    labels = [MISSING if m else NORMAL for m in missing]
     for cp in changes:
         labels[cp.index] = cp.kind
     return labels
