@@ -11,17 +11,15 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import functools
 import logging
-import threading
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pandas as pd
 
-from pal.analysis.series import SeriesInput, analyse_all, single_testbed_jobs, split_series, warm_up
+from pal.analysis.series import SeriesInput, analyse_all, single_testbed_jobs, split_series
 from pal.fingerprint import RunRecord, apply_delta, report_delta, run_fingerprint, save_record, unchanged_run
 from pal.atomic import write_text_atomic
 from pal.model import BuildFile, SeriesResult
@@ -93,16 +91,12 @@ def _ingest(item: tuple[BuildFile, str, dict[str, Any]]) -> Any:
 
 
 def ingest(spec: Spec, store: Any, files: list[BuildFile], report: RunReport, executor: Any,
-           full: bool = False, meanwhile: Callable[[], object] | None = None) -> int:
-    """Parse the builds the store does not hold yet (or whose archive changed); return how many.
-
-    ``meanwhile`` runs on a thread of this process while the executor parses, if anything is new."""
+           full: bool = False) -> int:
+    """Parse the builds the store does not hold yet (or whose archive changed); return how many."""
     todo = [f for f in files if full or not store.has_build(f.job, f.build, f.sha256 or None)]
     report.count("builds.parsed", len(todo))
     if not todo:
         return 0
-    if meanwhile is not None:
-        threading.Thread(target=meanwhile, name="pal-warm-up", daemon=True).start()
     staging = str(store.staging_dir())
     # Renames, the ignore list and the testbed map are applied when reading the history
     # (``load_history``), so changing them in the spec never needs a re-parse.
@@ -200,7 +194,7 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
 
         steps.start("parse", f"{len(files)} builds, executor {kind}")
         with make_executor(kind, workers=workers, scheduler=scheduler) as executor:
-            parsed = ingest(spec, store, files, report, executor, full=options.full, meanwhile=functools.partial(warm_up, spec))
+            parsed = ingest(spec, store, files, report, executor, full=options.full)
             on_executor = workers >= ANALYSE_MIN_WORKERS or (kind == "dask" and bool(scheduler))
             if not on_executor:
                 executor.close()  # the parse workers' memory is not the later stages' to carry
@@ -213,9 +207,6 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
             at_ingest = report.to_dict()
 
             old_digests = {} if options.full else store.load_state(DIGEST_STATE)
-            pool = render_pool() if len(old_digests) >= POOL_MIN_SERIES else None  # a large site to draw again
-            if pool is not None:  # its workers start up while this process analyses
-                at_end.callback(pool.shutdown, cancel_futures=True)
             steps.start("analyse", "history from the store")
             history = load_history(spec, store, now, report)
             _check_upstream(options.upstream, history, report)
@@ -224,6 +215,11 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
             history = History(alert_samples(history.samples), history.builds)
             release_memory()
             freeze_alive()
+            # a large site to draw again: the render's pool starts up while this process analyses (after
+            # the window's read and split, this process's peak: a worker is 100 MB more there)
+            pool = render_pool() if len(old_digests) >= POOL_MIN_SERIES else None
+            if pool is not None:
+                at_end.callback(pool.shutdown, cancel_futures=True)
             results = analyse_series(spec, inputs, history.builds, report, executor if on_executor else None)
             del inputs
             freeze_alive()

@@ -251,20 +251,6 @@ def _plain(d: dict) -> dict:
 CHUNK_SERIES = 200
 
 
-def warm_up(spec: Spec) -> None:
-    """Pay now what a process's first analysis pays: the compiled MDL kernel (numba's import and
-    its cached machine code, 0.3-0.4 s) and the spec's detectors. A run calls it on a thread
-    while its pool parses the new builds, when this process only waits."""
-    from pal.analysis import mdl
-
-    try:  # nothing here may fail a run: what cannot load fails where it is used, with its context
-        detectors = [detector_of(ts) for ts in spec.test_sets]
-        if any(d.name == "mdl" for d in detectors):
-            mdl.classify([10.0, 10.2, 9.9, 10.1, 12.0, 12.1, 11.9, 12.2])
-    except Exception:  # noqa: BLE001
-        pass
-
-
 def analyse_all(inputs: Iterable[SeriesInput], spec: Spec, single_testbed: set[str], executor: Any = None,
                 chunk: int | None = None) -> list[SeriesResult]:
     """Analyse every series in order.

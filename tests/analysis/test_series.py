@@ -113,29 +113,3 @@ def test_test_sets_are_assigned_first_match_by_job_metric_id_and_tags(categorica
                            TestSet("ndr", jobs=[".*-ndrpdr-.*"], metrics=["ndr", "pdr"])])
     assert assign_test_sets(df, spec).tolist() == [want for _, want in rows]
 
-
-WARM_UP = """
-import sys
-from pal.analysis.series import warm_up
-from pal.spec import DetectorSpec, JobSpec, SourceSpec, Spec, TestSet
-def spec(detector):
-    return Spec(name="t", jobs=[JobSpec("csit-vpp-perf-mrr-daily-master-2n-icx")], sources=[SourceSpec("l", "local", path=".")],
-                test_sets=[TestSet("s", detector=DetectorSpec(detector))])
-warm_up(spec("tma"))
-before = "pal.analysis.mdl_kernel" in sys.modules
-warm_up(spec("mdl"))
-print(before, "pal.analysis.mdl_kernel" in sys.modules, "pal.analysis.tma" in sys.modules)
-"""
-
-
-def test_warm_up_loads_what_the_specs_first_analysis_would_load():
-    """A run warms up its process while the pool parses: the MDL kernel when a test set uses MDL
-    (the kernel's first call, which loads its compiled code), and each test set's detector."""
-    import subprocess
-    import sys
-
-    from pal.analysis.mdl import _load_kernel
-
-    out = subprocess.run([sys.executable, "-c", WARM_UP], capture_output=True, text=True, check=True)
-    kernel = _load_kernel() is not None  # numba importable here
-    assert out.stdout.split() == ["False", str(kernel), "True"]
