@@ -28,7 +28,6 @@ import json
 import logging
 import os
 import re
-import shutil
 from pathlib import Path
 from typing import BinaryIO, Callable, Iterable, Iterator
 
