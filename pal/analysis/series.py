@@ -114,7 +114,7 @@ def split_series(samples: pd.DataFrame, spec: Spec) -> list[SeriesInput]:
     rows = np.flatnonzero(sets_all != "")
     if not len(rows):
         return []
-    df = samples.iloc[rows]
+    df = samples if len(rows) == len(samples) else samples.iloc[rows]  # (a copy: a year's window is GBs)
     codes = [pd.factorize(df[c], sort=True)[0] for c in ("job", "test_id", "metric")]
     builds_all = df["build"].to_numpy(dtype=np.int64)
     order = np.lexsort((builds_all, codes[2], codes[1], codes[0]))  # stable: the last key is primary
