@@ -209,10 +209,10 @@ def alert_changes(detector: Detector, series: SeriesInput, direction: int = 1, m
             changes = detector.detect(masked_series, direction).changes
         seen = values.copy()
         seen[sorted(masked)] = np.nan
-        changes = shift_changes(seen, changes, direction, SHIFT_Z, EXCURSION_Z, SHIFT_MIN_RUNS)
+        noise = run_noise(seen)
+        changes = shift_changes(seen, changes, direction, SHIFT_Z, EXCURSION_Z, SHIFT_MIN_RUNS, noise)
         changes = refine_changes(seen, changes, direction, REFINE_RUNS)
-        return filter_changes(values, changes, direction, min_change_pct, confirm_runs, CONFIRM_SIGMA,
-                              run_noise(seen), seen)
+        return filter_changes(values, changes, direction, min_change_pct, confirm_runs, CONFIRM_SIGMA, noise, seen)
     return filter_changes(values, changes, direction, min_change_pct, confirm_runs)
 
 
@@ -323,7 +323,8 @@ def _best_window(x: np.ndarray, sigma: float, min_runs: int) -> tuple[float, int
 
 
 def shift_changes(values: np.ndarray, changes: list[Change], direction: int = 1, shift_z: float = SHIFT_Z,
-                  excursion_z: float = EXCURSION_Z, min_runs: int = SHIFT_MIN_RUNS) -> list[Change]:
+                  excursion_z: float = EXCURSION_Z, min_runs: int = SHIFT_MIN_RUNS,
+                  sigma: float | None = None) -> list[Change]:
     """The detector's changes plus the shifts and excursions it left inside its levels.
 
     MDL (and the other detectors) need a change of several noise units before a new level pays
@@ -336,14 +337,14 @@ def shift_changes(values: np.ndarray, changes: list[Change], direction: int = 1,
     changes). Where neither fires, a longer window (``_best_window``: more than 10 runs, with
     ``min_runs`` on each side) whose mean differs from the rest by more than ``WINDOW_Z``: a
     level that moved for tens of runs and came back, which no single split separates.
-    sigma is ``run_noise`` of the whole series. A shift into the series' last level
+    sigma is ``run_noise`` of the whole series (given, when the caller has it). A shift into the series' last level
     is pending until it has ``SHIFT_TAIL_FACTOR``·``min_runs`` runs after it (a daily job sees
     the tail grow; a short tail is where noise most often looks like a shift). A shift is reported when its new
     level has held ``min_runs`` runs (``reported_at``; later when the tail rule applies).
     """
     x = np.asarray(values, dtype=np.float64)
     valid = np.flatnonzero(~np.isnan(x))
-    sigma = run_noise(x)
+    sigma = run_noise(x) if sigma is None else sigma
     if len(valid) < 2 * min_runs or not sigma > 0:
         return changes
     v = x[valid]
