@@ -22,6 +22,7 @@ code writes from scratch.
 from __future__ import annotations
 
 import errno
+import functools
 import hashlib
 import io
 import json
@@ -368,10 +369,12 @@ class SeriesExports:
             return self.builds
         return self.builds[self.builds["job"].astype(str).to_numpy() == job]
 
+    @functools.cached_property
+    def _version(self) -> bytes:
+        return _format_version()
+
     def digest(self, job: str) -> str:
         if job not in self._digests:
-            if not self._digests:
-                self._version = _format_version()
             self._digests[job] = job_digest(self._by_job[job], self._job_builds(job), self._version)
         return self._digests[job]
 
@@ -474,7 +477,7 @@ class SeriesExports:
                 continue
             try:
                 index = json.loads(Path(entry.path).read_text("utf-8"))
-                if index.get("format") != _format_version().hex():
+                if index.get("format") != self._version.hex():
                     continue
                 for fmt, facts in index["files"].items():
                     if fmt not in PART_FORMATS:
@@ -511,7 +514,7 @@ class SeriesExports:
             if fmt == "parquet":
                 facts["row_groups"] = pq.ParquetFile(kept).metadata.num_row_groups
             self._placed[fmt] = facts
-            index = {"format": _format_version().hex(), "files": dict(sorted(self._placed.items())),
+            index = {"format": self._version.hex(), "files": dict(sorted(self._placed.items())),
                      "layout": {f: self._layout[f] for f in sorted(self._placed)}}
             write_atomic(self.parts / f"{self._name}.json", lambda tmp: tmp.write_text(json.dumps(index), "utf-8"))
         self._prune()

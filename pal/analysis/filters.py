@@ -337,10 +337,11 @@ def shift_changes(values: np.ndarray, changes: list[Change], direction: int = 1,
     changes). Where neither fires, a longer window (``_best_window``: more than 10 runs, with
     ``min_runs`` on each side) whose mean differs from the rest by more than ``WINDOW_Z``: a
     level that moved for tens of runs and came back, which no single split separates.
-    sigma is ``run_noise`` of the whole series (given, when the caller has it). A shift into the series' last level
-    is pending until it has ``SHIFT_TAIL_FACTOR``·``min_runs`` runs after it (a daily job sees
-    the tail grow; a short tail is where noise most often looks like a shift). A shift is reported when its new
-    level has held ``min_runs`` runs (``reported_at``; later when the tail rule applies).
+    sigma is ``run_noise`` of the whole series (given, when the caller has it). A shift into
+    the series' last level is pending until it has ``SHIFT_TAIL_FACTOR``·``min_runs`` runs after
+    it (a daily job sees the tail grow; a short tail is where noise most often looks like a
+    shift). A shift is reported when its new level has held ``min_runs`` runs (``reported_at``;
+    later when the tail rule applies).
     """
     x = np.asarray(values, dtype=np.float64)
     valid = np.flatnonzero(~np.isnan(x))
