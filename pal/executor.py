@@ -102,6 +102,9 @@ class Executor:
     def close(self) -> None:
         """Release workers (nothing to do inline)."""
 
+    def prepare(self) -> None:
+        """Get ready for a ``map`` soon: workers that take long to start begin now (nothing inline)."""
+
     def map(self, fn: Callable[[Any], Any], items: Iterable[Any], *, label: str) -> list[Any]:
         """``[fn(item) ...]`` in order; an item that raises gives ``Failed`` in its place."""
         items = list(items)
@@ -121,6 +124,7 @@ class LocalExecutor(Executor):
     def __init__(self, workers: int = 2):
         super().__init__(workers)
         self._pool: cf.ProcessPoolExecutor | None = None
+        self._prepared = False
 
     def _get_pool(self) -> cf.ProcessPoolExecutor:
         if self._pool is None:
@@ -128,10 +132,22 @@ class LocalExecutor(Executor):
         return self._pool
 
     def close(self) -> None:
+        started = self._prepared or self._pool is not None
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
+        if started:
             stop_forkserver()
+        self._prepared = False
+
+    def prepare(self) -> None:
+        """Start the forkserver now, without waiting for it: its preload (0.4 s of imports) runs
+        while the caller downloads, and the pool's workers are forked ready at the first ``map``."""
+        import multiprocessing.forkserver as forkserver
+
+        worker_context()
+        forkserver.ensure_running()
+        self._prepared = True
 
     def map(self, fn: Callable[[Any], Any], items: Iterable[Any], *, label: str) -> list[Any]:
         """As Executor.map. A worker that dies breaks the whole pool and every pending item with it:

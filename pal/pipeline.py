@@ -185,15 +185,16 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
     # The lock first: a second run fails at once instead of after downloading everything, and
     # two runs never write the same cache files.
     with store.lock(), frozen_gc() as freeze_alive, contextlib.ExitStack() as at_end:
-        steps.start("download", f"{len(spec.jobs)} jobs from {len(spec.sources)} sources")
-        files: list[BuildFile] = []
-        if options.download:
-            files = download(spec, out_dir / "cache", report)
-        missing = len(report.errors("download"))
-        steps.done(f"{len(files)} builds available, {missing} missing")
-
-        steps.start("parse", f"{len(files)} builds, executor {kind}")
         with make_executor(kind, workers=workers, scheduler=scheduler) as executor:
+            steps.start("download", f"{len(spec.jobs)} jobs from {len(spec.sources)} sources")
+            files: list[BuildFile] = []
+            if options.download:
+                executor.prepare()  # the parse's workers get ready while the builds download
+                files = download(spec, out_dir / "cache", report)
+            missing = len(report.errors("download"))
+            steps.done(f"{len(files)} builds available, {missing} missing")
+
+            steps.start("parse", f"{len(files)} builds, executor {kind}")
             parsed = ingest(spec, store, files, report, executor, full=options.full)
             on_executor = workers >= ANALYSE_MIN_WORKERS or (kind == "dask" and bool(scheduler))
             if not on_executor:

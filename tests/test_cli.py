@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import subprocess
 import sys
@@ -44,3 +45,41 @@ def test_format_and_store_actions_are_explained():
 def test_help_runs_from_the_command_line():
     p = subprocess.run([sys.executable, "-m", "pal", "validate", "--help"], capture_output=True, text=True, timeout=60)
     assert p.returncode == 0 and "examples:" in p.stdout and "placeholder reason" in p.stdout
+
+
+EXIT_NOW = """
+import atexit, sys, threading, time
+from pathlib import Path
+from pal.cli import exit_now
+out = Path(sys.argv[1])
+def late():
+    time.sleep(0.3)
+    (out / "thread").write_text("done")
+threading.Thread(target=late).start()
+atexit.register(lambda: (out / "atexit").write_text("ran"))
+sys.stdout.write("x" * int(sys.argv[3]))  # buffered, not flushed
+sys.stderr.write("tail without newline")
+exit_now(int(sys.argv[2]))
+"""
+
+
+@pytest.mark.parametrize("code", [0, 1, 2])
+def test_exit_now_ends_as_a_normal_exit_would(tmp_path, code):
+    """No teardown, but the code is the run's, running threads finish, atexit handlers run and
+    buffered output is flushed."""
+    p = subprocess.run([sys.executable, "-c", EXIT_NOW, str(tmp_path), str(code), "100000"], capture_output=True, text=True,
+                       timeout=60)
+    assert p.returncode == code
+    assert p.stdout == "x" * 100000 and p.stderr == "tail without newline"
+    assert (tmp_path / "thread").read_text() == "done" and (tmp_path / "atexit").read_text() == "ran"
+
+
+def test_exit_now_with_stdout_closed_by_its_reader(tmp_path):
+    """``pal ... | head``: the reader is gone, the exit code stays the run's, no traceback."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # the write is buffered, the flush fails
+    p = subprocess.Popen([sys.executable, "-c", EXIT_NOW, str(tmp_path), "2", "10"], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, env=env)
+    p.stdout.close()
+    err = p.stderr.read().decode()
+    assert p.wait(timeout=60) == 2
+    assert "Traceback" not in err and err.endswith("tail without newline")

@@ -163,3 +163,31 @@ def test_workers_start_with_the_preload_and_a_closed_pool_takes_its_forkserver_a
     with make_executor("local", workers=2) as ex:
         assert ex.map(square_or_fail, [2, 3], label="again") == [4, 9]
         assert server_pid() not in (None, first)
+
+
+def test_a_prepared_pool_starts_its_forkserver_at_once_and_closing_ends_it():
+    """``prepare`` starts the forkserver before any map (its preload runs meanwhile); the map's
+    workers fork from that server; closing ends it even when nothing was mapped."""
+    import multiprocessing.forkserver as forkserver
+
+    import psutil
+
+    def server_pid() -> int | None:
+        return forkserver._forkserver._forkserver_pid
+
+    with make_executor("local", workers=2) as ex:
+        assert server_pid() is None
+        ex.prepare()
+        started = server_pid()
+        assert started is not None and psutil.pid_exists(started)
+        assert ex.map(preloaded, [1, 2], label="preload") == [True, True]
+        assert server_pid() == started
+    assert server_pid() is None and not psutil.pid_exists(started)
+    with make_executor("local", workers=2) as ex:  # prepared, never used
+        ex.prepare()
+        unused = server_pid()
+        assert unused is not None and psutil.pid_exists(unused)
+    assert server_pid() is None and not psutil.pid_exists(unused)
+    with make_executor("local", workers=1) as ex:  # inline: nothing to start
+        ex.prepare()
+        assert server_pid() is None and ex.map(square_or_fail, [2], label="inline") == [4]
