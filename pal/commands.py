@@ -209,16 +209,15 @@ def cmd_analyse(args: argparse.Namespace) -> int:
     from datetime import datetime, timezone
 
     from pal import summary
-    from pal.history import load_history
-    from pal.pipeline import analyse, decide_alerts
+    from pal.pipeline import analyse_series, decide_alerts, window_series
     from pal.report import RunReport
     from pal.store import Store
 
     spec = load_spec(args.spec)
     report = RunReport()
     store = Store(spec.store_dir)
-    history = load_history(spec, store, datetime.now(timezone.utc), report)
-    results = analyse(spec, history, report)
+    history, inputs = window_series(spec, store, datetime.now(timezone.utc), report)
+    results = analyse_series(spec, inputs, history.builds, report)
     _, code, _ = decide_alerts(spec, store, results, history, again=True)
     rows = summary.series_rows(results)
     formats = {"json": summary.to_json, "csv": summary.to_csv, "table": summary.to_table}

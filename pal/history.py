@@ -44,20 +44,53 @@ def load_history(spec: Spec, store: Any, now: datetime, report: RunReport) -> Hi
 
     Only the window's builds are kept and only the columns later stages read (not
     ``source_file``; ``trials`` only for detectors that read them). ``tags`` hold one shared
-    tuple per distinct tag set, not one per row.
+    tuple per distinct tag set, not one per row. ``pal run`` reads the same rows one job at a
+    time (``pipeline.window_series``).
     """
-    jobs = [j.name for j in spec.jobs]
-    builds = store.builds(jobs)
-    keep = select_window(spec, builds, now)
-    builds = builds[keep].reset_index(drop=True)
-    samples = _read_window(store, jobs, builds, trials=needs_trials(spec))
-    samples = apply_names(spec, samples)
-    builds = builds.copy()
-    if spec.testbeds and not builds.empty:
-        builds["testbed"] = builds["testbed"].map(lambda t: spec.testbeds.get(t, t) if isinstance(t, str) else t)
+    builds = window_builds(spec, store, now)
+    samples = read_samples(spec, store, builds)
     report.count("history.builds", len(builds))
     report.count("history.samples", len(samples))
-    return History(samples.reset_index(drop=True), builds)
+    return History(samples, builds)
+
+
+def window_builds(spec: Spec, store: Any, now: datetime) -> pd.DataFrame:
+    """The stored builds of the spec's window (``select_window``), testbed names applied."""
+    builds = store.builds([j.name for j in spec.jobs])
+    builds = builds[select_window(spec, builds, now)].reset_index(drop=True)
+    if spec.testbeds and not builds.empty:
+        builds["testbed"] = builds["testbed"].map(lambda t: spec.testbeds.get(t, t) if isinstance(t, str) else t)
+    return builds
+
+
+def window_jobs(builds: pd.DataFrame) -> list[str]:
+    """The jobs of ``builds`` in the store's order (a read of several jobs returns theirs in this order)."""
+    return sorted(set(builds["job"].astype(str))) if not builds.empty else []
+
+
+def read_samples(spec: Spec, store: Any, builds: pd.DataFrame) -> pd.DataFrame:
+    """The stored samples of ``builds`` (rows of ``window_builds``) with renames, the ignore list
+    and testbed names applied, in the store's order (job, build, test id, metric)."""
+    samples = _read_window(store, window_jobs(builds), builds, trials=needs_trials(spec))
+    return apply_names(spec, samples).reset_index(drop=True)
+
+
+def concat_samples(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    """Frames of ``read_samples`` (of different builds) as one, in the given order.
+
+    Categorical columns stay categorical, their categories the sorted union (what one read of
+    all the rows gives); other columns are concatenated as they are.
+    """
+    if len(frames) == 1:
+        return frames[0]
+    columns: dict[str, Any] = {}
+    for col in frames[0].columns:
+        parts = [f[col] for f in frames]
+        if all(isinstance(p.dtype, pd.CategoricalDtype) for p in parts):
+            columns[col] = pd.api.types.union_categoricals([p.array for p in parts], sort_categories=True)
+        else:
+            columns[col] = pd.concat(parts, ignore_index=True)
+    return pd.DataFrame(columns, index=pd.RangeIndex(sum(len(f) for f in frames)))
 
 
 def _read_window(store: Any, jobs: list[str], builds: pd.DataFrame, trials: bool = False) -> pd.DataFrame:

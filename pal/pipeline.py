@@ -27,7 +27,7 @@ from pal.memory import frozen_gc, release_memory
 from pal.progress import Steps
 from pal.report import RunReport
 from pal.spec import Spec
-from pal.history import History, load_history
+from pal.history import History, concat_samples, read_samples, window_builds, window_jobs
 
 log = logging.getLogger("pal")
 
@@ -121,9 +121,32 @@ def _is_failure(obj: Any) -> bool:
     return isinstance(obj, Failed)
 
 
-def analyse(spec: Spec, history: History, report: RunReport, executor: Any = None) -> list[SeriesResult]:
-    """Every series of the history; chunks of series on ``executor`` if given."""
-    return analyse_series(spec, split_series(history.samples, spec), history.builds, report, executor)
+def window_series(spec: Spec, store: Any, now: datetime, report: RunReport) -> tuple[History, list[SeriesInput]]:
+    """The window's series (``split_series``) and the history later stages read: its builds and
+    the rows of its samples that ``alert_samples`` keeps.
+
+    One job at a time: a job's samples are read, cut into series and dropped before the next
+    job's are read, so the run holds one job's rows at a time, not the whole window's (a year of
+    12 jobs: 13 M rows). A series never spans jobs, and the jobs come in the order of one read of
+    every job, so the series and rows are those of ``split_series(load_history(...).samples)``.
+    """
+    from pal.alerts import alert_samples
+
+    builds = window_builds(spec, store, now)
+    inputs: list[SeriesInput] = []
+    kept: list[pd.DataFrame] = []
+    rows = 0
+    for job in window_jobs(builds):
+        samples = read_samples(spec, store, builds[(builds["job"] == job).to_numpy(dtype=bool)])
+        rows += len(samples)
+        inputs.extend(split_series(samples, spec))
+        kept.append(alert_samples(samples))
+        del samples
+        release_memory()  # this job's rows, before the next job's are read
+    samples = concat_samples(kept) if kept else read_samples(spec, store, builds)
+    report.count("history.builds", len(builds))
+    report.count("history.samples", rows)
+    return History(samples, builds), inputs
 
 
 def analyse_series(spec: Spec, inputs: list[SeriesInput], builds: pd.DataFrame, report: RunReport,
@@ -164,7 +187,7 @@ def decide_alerts(spec: Spec, store: Any, results: list[SeriesResult], history: 
 
 def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
     """All stages; problems with single builds or tests are in the report, not exceptions."""
-    from pal.alerts import alert_samples, write_alert_outputs
+    from pal.alerts import write_alert_outputs
     from pal.alerts.build import remembered
     from pal.executor import make_executor
     from pal.render import page_digests, render_site
@@ -209,12 +232,8 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
 
             old_digests = {} if options.full else store.load_state(DIGEST_STATE)
             steps.start("analyse", "history from the store")
-            history = load_history(spec, store, now, report)
+            history, inputs = window_series(spec, store, now, report)
             _check_upstream(options.upstream, history, report)
-            inputs = split_series(history.samples, spec)
-            # the window's samples end here: later stages read only the rows alert_samples keeps
-            history = History(alert_samples(history.samples), history.builds)
-            release_memory()
             freeze_alive()
             # a large site to draw again: the render's pool starts up while this process analyses (after
             # the window's read and split, this process's peak: a worker is 100 MB more there)

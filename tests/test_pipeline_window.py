@@ -1,0 +1,88 @@
+"""``pipeline.window_series``: the window read and cut one job at a time gives the series and the
+kept rows of one read of the whole window (``load_history`` + ``split_series`` + ``alert_samples``)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import numpy as np
+import pandas as pd
+
+from pal.alerts import alert_samples
+from pal.analysis.series import split_series
+from pal.history import concat_samples, load_history
+from pal.pipeline import window_series
+from pal.report import RunReport
+from pal.spec import parse_spec
+from pal.store import Store
+from tests.store.data import make_meta, make_samples
+
+A = "csit-vpp-perf-mrr-daily-master-2n-icx"
+B = "csit-vpp-perf-mrr-daily-master-3n-alt"
+C = "csit-vpp-perf-ndrpdr-weekly-master-2n-spr"
+NOW = datetime(2023, 1, 1, tzinfo=timezone.utc)
+SPEC = f"""\
+name: w
+jobs:
+  - {{name: {C}}}
+  - {{name: {A}, max-builds: 3}}
+  - {{name: {B}, builds: [2, 4, 5]}}
+sources:
+  - {{name: dir, type: local, path: data}}
+test-sets:
+  - {{name: mrr, metrics: [mrr], detector: {{name: mdl}}}}
+  - {{name: ndr, metrics: [ndr], detector: {{name: mdl}}}}
+rename:
+  tests.vpp.perf.ip4.b-mrr: tests.vpp.perf.ip4.a-mrr
+ignore: ["ignored"]
+testbeds: {{tb-2: testbed-two}}
+"""
+
+
+def job_samples(job: str, build: int) -> pd.DataFrame:
+    """The store fixture's rows, with texts only some jobs have (categories differ per job)."""
+    df = make_samples(job, build, scale=1.0 + build / 10 + (job == B))
+    if job == B:
+        df["dut_version"] = f"23.{build:02d}"
+        df["testbed"] = "tb-2"
+        df["test_id"] = df["test_id"].str.replace("c-ndrpdr", "d-ndrpdr")
+        df.loc[1, "status"] = "PASS"
+        df.loc[1, "value"] = 1e6 * build
+    if job == C:
+        df["nic"] = "100ge2p1e810cq"
+        df.loc[0, "test_id"] = "tests.vpp.perf.ip4.ignored-mrr"
+    return df
+
+
+def test_job_by_job_equals_one_read_of_the_window(tmp_path):
+    spec = parse_spec(SPEC, base_dir=str(tmp_path))
+    store = Store(tmp_path / "s")
+    for job in (A, B, C):
+        for b in range(1, 7):
+            store.insert(job_samples(job, b), make_meta(job, b), f"{b:064d}")
+    whole_report, report = RunReport(), RunReport()
+    whole = load_history(spec, store, NOW, whole_report)
+    history, inputs = window_series(spec, store, NOW, report)
+
+    expected = split_series(whole.samples, spec)
+    assert [i.key for i in inputs] == [i.key for i in expected] and len(inputs) == 6
+    for got, want in zip(inputs, expected):
+        assert (got.test_set, got.attrs) == (want.test_set, want.attrs)
+        for name in ("builds", "times", "values", "stdevs"):
+            np.testing.assert_array_equal(getattr(got, name), getattr(want, name))
+    pd.testing.assert_frame_equal(history.samples, alert_samples(whole.samples))
+    pd.testing.assert_frame_equal(history.builds, whole.builds)
+    assert report.counts == whole_report.counts == {"history.builds": 12, "history.samples": 30}
+    # what the jobs differ in is there, and the strings stay sorted categoricals
+    assert set(history.samples["testbed"]) == {"tb-1", "testbed-two"}
+    assert list(history.samples["dut_version"].cat.categories) == ["22.02", "23.02", "23.04", "23.05"]
+    assert "tests.vpp.perf.ip4.ignored-mrr" not in set(history.samples["test_id"])
+
+
+def test_concat_keeps_categoricals_with_the_sorted_union():
+    a = pd.DataFrame({"s": pd.Categorical(["b", "a"]), "x": [1.0, 2.0]})
+    b = pd.DataFrame({"s": pd.Categorical(["c", None, "a"]), "x": [3.0, 4.0, 5.0]})
+    out = concat_samples([a, b])
+    assert list(out["s"].cat.categories) == ["a", "b", "c"]
+    assert out["s"].tolist()[:3] == ["b", "a", "c"] and pd.isna(out["s"][3])
+    assert out["x"].tolist() == [1.0, 2.0, 3.0, 4.0, 5.0] and list(out.index) == [0, 1, 2, 3, 4]
