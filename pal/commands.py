@@ -209,6 +209,7 @@ def cmd_analyse(args: argparse.Namespace) -> int:
     from datetime import datetime, timezone
 
     from pal import summary
+    from pal.history import window_builds
     from pal.pipeline import analyse_series, decide_alerts, window_series
     from pal.report import RunReport
     from pal.store import Store
@@ -216,7 +217,7 @@ def cmd_analyse(args: argparse.Namespace) -> int:
     spec = load_spec(args.spec)
     report = RunReport()
     store = Store(spec.store_dir)
-    history, inputs = window_series(spec, store, datetime.now(timezone.utc), report)
+    history, inputs = window_series(spec, store, window_builds(spec, store, datetime.now(timezone.utc)), report)
     results = analyse_series(spec, inputs, history.builds, report)
     _, code, _ = decide_alerts(spec, store, results, history, again=True)
     rows = summary.series_rows(results)

@@ -15,11 +15,11 @@ import logging
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import pandas as pd
 
-from pal.analysis.series import SeriesInput, analyse_all, single_testbed_jobs, split_series
+from pal.analysis.series import AnalysisAhead, SeriesInput, analyse_all, single_testbed_jobs, split_series
 from pal.fingerprint import RunRecord, apply_delta, report_delta, run_fingerprint, save_record, unchanged_run
 from pal.atomic import write_text_atomic
 from pal.model import BuildFile, SeriesResult
@@ -121,7 +121,8 @@ def _is_failure(obj: Any) -> bool:
     return isinstance(obj, Failed)
 
 
-def window_series(spec: Spec, store: Any, now: datetime, report: RunReport) -> tuple[History, list[SeriesInput]]:
+def window_series(spec: Spec, store: Any, builds: pd.DataFrame, report: RunReport,
+                  each_job: Callable[[list[SeriesInput]], object] | None = None) -> tuple[History, list[SeriesInput]]:
     """The window's series (``split_series``) and the history later stages read: its builds and
     the rows of its samples that ``alert_samples`` keeps.
 
@@ -129,17 +130,21 @@ def window_series(spec: Spec, store: Any, now: datetime, report: RunReport) -> t
     job's are read, so the run holds one job's rows at a time, not the whole window's (a year of
     12 jobs: 13 M rows). A series never spans jobs, and the jobs come in the order of one read of
     every job, so the series and rows are those of ``split_series(load_history(...).samples)``.
+    ``builds`` are the window's (``window_builds``); ``each_job`` gets each job's series as
+    they are cut (``AnalysisAhead.add``).
     """
     from pal.alerts import alert_samples
 
-    builds = window_builds(spec, store, now)
     inputs: list[SeriesInput] = []
     kept: list[pd.DataFrame] = []
     rows = 0
     for job in window_jobs(builds):
         samples = read_samples(spec, store, builds[(builds["job"] == job).to_numpy(dtype=bool)])
         rows += len(samples)
-        inputs.extend(split_series(samples, spec))
+        series = split_series(samples, spec)
+        if each_job is not None:
+            each_job(series)
+        inputs.extend(series)
         kept.append(alert_samples(samples))
         del samples
         release_memory()  # this job's rows, before the next job's are read
@@ -150,10 +155,11 @@ def window_series(spec: Spec, store: Any, now: datetime, report: RunReport) -> t
 
 
 def analyse_series(spec: Spec, inputs: list[SeriesInput], builds: pd.DataFrame, report: RunReport,
-                   executor: Any = None) -> list[SeriesResult]:
-    """The series cut from the history (``split_series``), analysed; counted in ``report``."""
-    single = single_testbed_jobs(builds, spec)
-    results = analyse_all(inputs, spec, single, executor=executor)
+                   executor: Any = None, ahead: AnalysisAhead | None = None) -> list[SeriesResult]:
+    """The series cut from the history (``split_series``), analysed; counted in ``report``.
+    ``ahead``: the same series, already handed to a pool while they were cut."""
+    results = ahead.results() if ahead is not None else analyse_all(inputs, spec, single_testbed_jobs(builds, spec),
+                                                                     executor=executor)
     report.count("series", len(results))
     report.count("series.regressions", sum(r.compliance.regressions > 0 for r in results))
     return results
@@ -232,15 +238,21 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
 
             old_digests = {} if options.full else store.load_state(DIGEST_STATE)
             steps.start("analyse", "history from the store")
-            history, inputs = window_series(spec, store, now, report)
-            _check_upstream(options.upstream, history, report)
-            freeze_alive()
-            # a large site to draw again: the render's pool starts up while this process analyses (after
-            # the window's read and split, this process's peak: a worker is 100 MB more there)
+            builds = window_builds(spec, store, now)
+            # a large site to draw again: the render's pool starts now, and its worker analyses series
+            # while this process reads the window's next jobs (the read holds one job: room for it)
             pool = render_pool() if len(old_digests) >= POOL_MIN_SERIES else None
+            ahead = None
             if pool is not None:
                 at_end.callback(pool.shutdown, cancel_futures=True)
-            results = analyse_series(spec, inputs, history.builds, report, executor if on_executor else None)
+                if not on_executor:
+                    ahead = AnalysisAhead(pool, spec, single_testbed_jobs(builds, spec))
+            history, inputs = window_series(spec, store, builds, report, ahead.add if ahead else None)
+            _check_upstream(options.upstream, history, report)
+            freeze_alive()
+            results = analyse_series(spec, inputs, history.builds, report, executor if on_executor else None, ahead)
+            if ahead is not None and ahead.broken:
+                pool = None  # the render makes its own
             del inputs
             freeze_alive()
             release_memory()  # the series inputs and the split's transients

@@ -10,7 +10,7 @@ import pandas as pd
 
 from pal.alerts import alert_samples
 from pal.analysis.series import split_series
-from pal.history import concat_samples, load_history
+from pal.history import concat_samples, load_history, window_builds
 from pal.pipeline import window_series
 from pal.report import RunReport
 from pal.spec import parse_spec
@@ -62,7 +62,7 @@ def test_job_by_job_equals_one_read_of_the_window(tmp_path):
             store.insert(job_samples(job, b), make_meta(job, b), f"{b:064d}")
     whole_report, report = RunReport(), RunReport()
     whole = load_history(spec, store, NOW, whole_report)
-    history, inputs = window_series(spec, store, NOW, report)
+    history, inputs = window_series(spec, store, window_builds(spec, store, NOW), report)
 
     expected = split_series(whole.samples, spec)
     assert [i.key for i in inputs] == [i.key for i in expected] and len(inputs) == 6

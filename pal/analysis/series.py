@@ -277,6 +277,55 @@ def analyse_all(inputs: Iterable[SeriesInput], spec: Spec, single_testbed: set[s
     return results
 
 
+class AnalysisAhead:
+    """Series analysed on a pool's worker while this process is still reading the window.
+
+    ``add`` sends the series of each job, as they are cut, in chunks of ``chunk`` series to the
+    pool (``concurrent.futures``; a spawned render worker, which is idle until the drawing).
+    ``results`` analyses here the chunks no worker has started, from the last one back, waits
+    for the others, and returns every result in the order added: the same results as
+    ``analyse_all`` (the same code on the same inputs). A chunk whose worker failed is analysed
+    again here; ``broken`` then says the pool is unusable.
+    """
+
+    def __init__(self, pool: Any, spec: Spec, single_testbed: set[str], chunk: int | None = None):
+        self._pool, self._spec, self._single = pool, spec, single_testbed
+        self._chunk = chunk or CHUNK_SERIES
+        self._items: list[tuple[list[SeriesInput], Spec, set[str]]] = []
+        self._futures: list[Any] = []
+        self.broken = False
+
+    def add(self, inputs: list[SeriesInput]) -> None:
+        for i in range(0, len(inputs), self._chunk):
+            part = inputs[i:i + self._chunk]
+            item = (part, self._spec, {s.key.job for s in part} & self._single)
+            self._items.append(item)
+            try:
+                self._futures.append(self._pool.submit(_analyse_chunk, item))
+            except Exception:  # noqa: BLE001 - a broken pool: this process does the chunk
+                self.broken = True
+                self._futures.append(None)
+
+    def results(self) -> list[SeriesResult]:
+        done: list[list[SeriesResult] | None] = [None] * len(self._items)
+        for i in range(len(self._items) - 1, -1, -1):
+            future = self._futures[i]
+            if future is not None and not future.cancel():
+                break  # a worker has this one and those before it
+            done[i] = _analyse_chunk(self._items[i])
+        out: list[SeriesResult] = []
+        for i, (item, future) in enumerate(zip(self._items, self._futures)):
+            if done[i] is None:
+                try:
+                    done[i] = future.result()
+                except Exception:  # noqa: BLE001 - the worker died or raised: redo here, errors surface here
+                    self.broken = True
+                    done[i] = _analyse_chunk(item)
+            out += done[i]
+        self._items, self._futures = [], []  # the inputs are the caller's to free
+        return out
+
+
 def _analyse_chunk(item: tuple[list[SeriesInput], Spec, set[str]]) -> list[SeriesResult]:
     """Worker side of analyse_all: analyse series in order."""
     inputs, spec, single_testbed = item

@@ -1,0 +1,86 @@
+"""``AnalysisAhead``: series handed to a spawned worker while the window is read give the results
+``analyse_all`` gives here, whoever analysed each chunk, also when the worker dies."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import time
+from concurrent.futures import ProcessPoolExecutor, wait
+
+import numpy as np
+import pytest
+
+from pal.analysis.series import AnalysisAhead, SeriesInput, analyse_all
+from pal.model import SeriesKey
+from pal.spec import DetectorSpec, JobSpec, SourceSpec, Spec, TestSet
+
+T0 = np.datetime64("2024-01-01T00:00:00", "ns")
+DAY = np.timedelta64(86_400_000_000_000, "ns")
+JOBS = ("csit-vpp-perf-mrr-daily-master-2n-icx", "csit-vpp-perf-mrr-daily-master-3n-alt")
+
+
+def spec() -> Spec:
+    return Spec(name="t", jobs=[JobSpec(j) for j in JOBS], sources=[SourceSpec("d", "local", path=".")],
+                test_sets=[TestSet("s", detector=DetectorSpec("mdl"))])
+
+
+def job_series(job: str, count: int, seed: int) -> list[SeriesInput]:
+    """Series with a step, a dip and noise: each analysis finds something to decide."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in range(count):
+        n = int(rng.integers(40, 120))
+        values = 1e7 * (1 + rng.normal(0, 0.01, n))
+        values[n // 2:] *= 1 + rng.choice([-0.1, 0.0, 0.05])
+        values[int(rng.integers(0, n))] *= 0.5
+        out.append(SeriesInput(SeriesKey(job, f"t.{i:03d}", "mrr"), "s", np.arange(n), T0 + np.arange(n) * DAY,
+                               values, np.full(n, np.nan), {"nic": "x"}, None))
+    return out
+
+
+def equal(a, b) -> bool:
+    return [r.key for r in a] == [r.key for r in b] and all(
+        np.array_equal(x.trend, y.trend, equal_nan=True) and x.changes == y.changes and x.alertable == y.alertable
+        and x.compliance == y.compliance for x, y in zip(a, b))
+
+
+@pytest.fixture
+def pool():
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as p:
+        yield p
+
+
+def test_ahead_equals_inline_whoever_analysed_each_chunk(pool):
+    jobs = [job_series(JOBS[0], 25, 1), job_series(JOBS[1], 18, 2)]
+    single = {JOBS[1]}
+    expected = analyse_all([s for j in jobs for s in j], spec(), single)
+    assert sum(len(r.changes) > 0 for r in expected) > 5  # the series are not trivial
+    ahead = AnalysisAhead(pool, spec(), single, chunk=4)
+    for series in jobs:
+        ahead.add(series)
+    results = ahead.results()
+    assert equal(results, expected) and not ahead.broken
+    # the worker analysed some chunks, this process the others (none started yet when asked)
+    pool.submit(int).result()
+    ahead = AnalysisAhead(pool, spec(), single, chunk=4)
+    ahead.add(jobs[0])
+    ahead.add(jobs[1])
+    worker_first = ahead._futures[0]
+    assert equal(ahead.results(), expected) and worker_first.done() and not worker_first.cancelled()
+
+
+def test_a_dead_worker_loses_nothing(pool):
+    series = job_series(JOBS[0], 12, 3)
+    expected = analyse_all(series, spec(), set())
+    worker = pool.submit(os.getpid).result()
+    ahead = AnalysisAhead(pool, spec(), set(), chunk=3)
+    pool.submit(time.sleep, 5)  # the worker is busy: the chunks wait in the queue
+    ahead.add(series)
+    os.kill(worker, signal.SIGKILL)  # the run's pool worker dies with chunks queued
+    wait(ahead._futures)
+    assert equal(ahead.results(), expected) and ahead.broken
+    ahead = AnalysisAhead(pool, spec(), set(), chunk=3)  # a pool already broken: submit fails
+    ahead.add(series)
+    assert equal(ahead.results(), expected) and ahead.broken
