@@ -283,12 +283,6 @@ def _csv_bytes_pandas(df: pd.DataFrame) -> bytes:
     return buf.getvalue().encode("utf-8")
 
 
-def parquet_bytes(df: pd.DataFrame) -> bytes:
-    buf = io.BytesIO()
-    df.to_parquet(buf, index=False, engine="pyarrow")
-    return buf.getvalue()
-
-
 def json_bytes(df: pd.DataFrame) -> bytes:
     return (df.to_json(orient="records", date_format="iso", indent=1) + "\n").encode("utf-8")
 
@@ -419,7 +413,9 @@ class SeriesExports:
                 csv_out.write(header)
             if "parquet" in tmps:
                 schema = pa.Table.from_pandas(series_frame([], self.builds), preserve_index=False).schema
-                writer = pq.ParquetWriter(tmps["parquet"], schema, compression="zstd")
+                # dictionary pages for the texts only: numbers are nearly all distinct, and trying
+                # them first cost 20 % of the write (and the file is 10 % smaller)
+                writer = pq.ParquetWriter(tmps["parquet"], schema, compression="zstd", use_dictionary=list(_TEXT))
             for job in self.jobs:
                 digest = self.digest(job)
                 start = {"csv": csv_out.tell() if csv_out else 0, "parquet": groups}

@@ -8,6 +8,7 @@ import math
 import os
 
 import pandas as pd
+import pyarrow.parquet as pq
 import pytest
 
 from pal.alerts.export import PARTS_DIR, SeriesExports, csv_bytes, series_frame
@@ -41,6 +42,10 @@ def test_files_equal_the_whole_frame(tmp_path):
     assert (tmp_path / "exports" / "series.csv").read_bytes() == csv_bytes(whole)
     back = pd.read_parquet(tmp_path / "exports" / "series.parquet")
     pd.testing.assert_frame_equal(back, whole)
+    meta = pq.ParquetFile(tmp_path / "exports" / "series.parquet").metadata
+    column = {meta.schema.column(i).name: meta.row_group(0).column(i) for i in range(meta.num_columns)}
+    assert "RLE_DICTIONARY" in column["test_id"].encodings and "RLE_DICTIONARY" not in column["value"].encodings
+    assert column["value"].statistics.has_min_max  # readers can still skip row groups by value
     assert sorted(ex.formatted) == sorted([ALT, ICX, SPR])  # one pass over a job's rows makes both parts
     # a text cell starting with "=" is neutralised in the CSV, kept raw in Parquet
     assert b",'=x," in (tmp_path / "exports" / "series.csv").read_bytes()
