@@ -91,12 +91,18 @@ def _ingest(item: tuple[BuildFile, str, dict[str, Any]]) -> Any:
 
 
 def ingest(spec: Spec, store: Any, files: list[BuildFile], report: RunReport, executor: Any,
-           full: bool = False) -> int:
-    """Parse the builds the store does not hold yet (or whose archive changed); return how many."""
+           full: bool = False, starting: Callable[[], object] | None = None) -> int:
+    """Parse the builds the store does not hold yet (or whose archive changed); return how many.
+
+    ``starting`` is called once there is something to parse, before the parse: a run that parses
+    goes on to analyse, so the caller may start what that needs.
+    """
     todo = [f for f in files if full or not store.has_build(f.job, f.build, f.sha256 or None)]
     report.count("builds.parsed", len(todo))
     if not todo:
         return 0
+    if starting is not None:
+        starting()
     staging = str(store.staging_dir())
     # Renames, the ignore list and the testbed map are applied when reading the history
     # (``load_history``), so changing them in the spec never needs a re-parse.
@@ -224,7 +230,19 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
             steps.done(f"{len(files)} builds available, {missing} missing")
 
             steps.start("parse", f"{len(files)} builds, executor {kind}")
-            parsed = ingest(spec, store, files, report, executor, full=options.full)
+            old_digests = {} if options.full else store.load_state(DIGEST_STATE)
+            pool: Any = None
+
+            def start_render_pool() -> None:
+                """A large site to draw again: the render's pool starts up (0.6 s of CPU) while this
+                process parses or reads, and its worker analyses ahead (``AnalysisAhead``)."""
+                nonlocal pool
+                if pool is None and len(old_digests) >= POOL_MIN_SERIES:
+                    pool = render_pool()
+                    if pool is not None:
+                        at_end.callback(pool.shutdown, cancel_futures=True)
+
+            parsed = ingest(spec, store, files, report, executor, full=options.full, starting=start_render_pool)
             on_executor = workers >= ANALYSE_MIN_WORKERS or (kind == "dask" and bool(scheduler))
             if not on_executor:
                 executor.close()  # the parse workers' memory is not the later stages' to carry
@@ -236,17 +254,12 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
                 return _kept(spec, kept, report, out_dir, steps)
             at_ingest = report.to_dict()
 
-            old_digests = {} if options.full else store.load_state(DIGEST_STATE)
             steps.start("analyse", "history from the store")
             builds = window_builds(spec, store, now)
-            # a large site to draw again: the render's pool starts now, and its worker analyses series
-            # while this process reads the window's next jobs (the read holds one job: room for it)
-            pool = render_pool() if len(old_digests) >= POOL_MIN_SERIES else None
+            start_render_pool()  # (when nothing was parsed) the window's read holds one job: room for it
             ahead = None
-            if pool is not None:
-                at_end.callback(pool.shutdown, cancel_futures=True)
-                if not on_executor:
-                    ahead = AnalysisAhead(pool, spec, single_testbed_jobs(builds, spec))
+            if pool is not None and not on_executor:  # its worker analyses while the next jobs are read
+                ahead = AnalysisAhead(pool, spec, single_testbed_jobs(builds, spec))
             history, inputs = window_series(spec, store, builds, report, ahead.add if ahead else None)
             _check_upstream(options.upstream, history, report)
             freeze_alive()
