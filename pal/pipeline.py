@@ -264,8 +264,10 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
             _check_upstream(options.upstream, history, report)
             freeze_alive()
             results = analyse_series(spec, inputs, history.builds, report, executor if on_executor else None, ahead)
-            if ahead is not None and ahead.broken:
-                pool = None  # the render makes its own
+            if ahead is not None:
+                report.count("series.analysed_by_render_worker", ahead.by_worker)
+                if ahead.broken:
+                    pool = None  # the render makes its own
             del inputs
             freeze_alive()
             release_memory()  # the series inputs and the split's transients

@@ -15,6 +15,7 @@ from pal.pipeline import window_series
 from pal.report import RunReport
 from pal.spec import parse_spec
 from pal.store import Store
+from tests.demo.fixtures import demo_small  # noqa: F401 - session fixture
 from tests.store.data import make_meta, make_samples
 
 A = "csit-vpp-perf-mrr-daily-master-2n-icx"
@@ -86,3 +87,41 @@ def test_concat_keeps_categoricals_with_the_sorted_union():
     assert list(out["s"].cat.categories) == ["a", "b", "c"]
     assert out["s"].tolist()[:3] == ["b", "a", "c"] and pd.isna(out["s"][3])
     assert out["x"].tolist() == [1.0, 2.0, 3.0, 4.0, 5.0] and list(out.index) == [0, 1, 2, 3, 4]
+
+
+def test_an_incremental_run_with_the_analysis_ahead_equals_an_inline_full_run(tmp_path, monkeypatch,
+                                                                              demo_small):  # noqa: F811
+    """``pal run`` with the render's worker analysing ahead (the daily run of a large site; the
+    threshold lowered to the demo's 90 series) gives the results of a from-scratch run here."""
+    import shutil
+
+    import pal.render.site as site
+    from pal.pipeline import RunOptions, run
+    from pal.spec import load_spec
+    from tests.test_pipeline_incremental import SPEC as INCREMENTAL_SPEC, canon, newest
+
+    roots = {}
+    for name in ("ahead", "inline"):
+        root = roots[name] = tmp_path / name
+        shutil.copytree(demo_small.root, root / "data")
+        (root / "spec.yaml").write_text(INCREMENTAL_SPEC)
+        (root / "acks.yaml").write_text("{}\n")
+    held = tmp_path / "held"
+    for j in demo_small.truth.jobs:
+        for b in newest(demo_small, j.name, 2):
+            (held / j.name).mkdir(parents=True, exist_ok=True)
+            shutil.move(roots["ahead"] / "data" / j.name / str(b), held / j.name / str(b))
+    now = datetime(2027, 1, 1, tzinfo=timezone.utc)
+    spec = load_spec(roots["ahead"] / "spec.yaml")
+    run(spec, RunOptions(workers=1, now=now))
+    for job in held.iterdir():
+        for b in job.iterdir():
+            shutil.move(b, roots["ahead"] / "data" / job.name / b.name)
+    monkeypatch.setattr(site, "POOL_MIN_SERIES", 1)
+    ahead = run(spec, RunOptions(workers=2, now=now))
+    monkeypatch.setattr(site, "POOL_MIN_SERIES", 10 ** 9)
+    inline = run(load_spec(roots["inline"] / "spec.yaml"), RunOptions(workers=1, now=now, full=True))
+    assert ahead.report.counts["series.analysed_by_render_worker"] > 0
+    assert "series.analysed_by_render_worker" not in inline.report.counts
+    assert len(ahead.results) == len(inline.results) == 90
+    assert [canon(r) for r in ahead.results] == [canon(r) for r in inline.results]

@@ -294,6 +294,7 @@ class AnalysisAhead:
         self._items: list[tuple[list[SeriesInput], Spec, set[str]]] = []
         self._futures: list[Any] = []
         self.broken = False
+        self.by_worker = 0  # series whose results came from the pool
 
     def add(self, inputs: list[SeriesInput]) -> None:
         for i in range(0, len(inputs), self._chunk):
@@ -318,6 +319,7 @@ class AnalysisAhead:
             if done[i] is None:
                 try:
                     done[i] = future.result()
+                    self.by_worker += len(done[i])
                 except Exception:  # noqa: BLE001 - the worker died or raised: redo here, errors surface here
                     self.broken = True
                     done[i] = _analyse_chunk(item)

@@ -69,6 +69,7 @@ def test_ahead_equals_inline_whoever_analysed_each_chunk(pool):
     ahead.add(jobs[1])
     worker_first = ahead._futures[0]
     assert equal(ahead.results(), expected) and worker_first.done() and not worker_first.cancelled()
+    assert ahead.by_worker >= 4  # at least the first chunk, which went to the worker at once
 
 
 def test_a_dead_worker_loses_nothing(pool):
