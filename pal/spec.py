@@ -37,6 +37,9 @@ MAX_SPEC_DEPTH = 64
 MAX_SPEC_VALUES = 200_000
 MAX_TAG_EXPR_DEPTH = 64
 MAX_TAG_EXPR_OPS = 256
+#: libyaml's parser where PyYAML was built with it (the same YAML, 10x faster: a rename file of
+#: hundreds of entries is read by every run); its events and nodes are PyYAML's
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @dataclass(frozen=True)
@@ -254,7 +257,7 @@ def parse_spec(text: str, source: str = "<spec>", base_dir: str = ".") -> Spec:
         raise SpecError("(document)", f"{len(text)} characters", f"a spec under {MAX_SPEC_BYTES >> 20} MB", source)
     try:
         _check_shape(text, source)
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        node = yaml.compose(text, Loader=_YAML_LOADER)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark else "(document)"
@@ -284,7 +287,7 @@ def load_yaml(path: Path) -> Any:
         text = _decode(fh.read(MAX_SPEC_BYTES + 1), str(path))
     try:
         _check_shape(text, str(path))
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        node = yaml.compose(text, Loader=_YAML_LOADER)
         return None if node is None else _to_python(node, "", {}, [MAX_SPEC_VALUES], str(path))
     except (yaml.YAMLError, ValueError, TypeError, OverflowError) as exc:
         mark = getattr(exc, "problem_mark", None)
@@ -299,7 +302,7 @@ def _check_shape(text: str, source: str) -> None:
     (and ``_to_python``) recurse, and 10,000 levels ended in a RecursionError traceback.
     """
     depth = 0
-    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+    for event in yaml.parse(text, Loader=_YAML_LOADER):
         if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
             depth += 1
             if depth > MAX_SPEC_DEPTH:
@@ -317,13 +320,21 @@ def _short(value: Any, limit: int = 200) -> Any:
     return text[:limit] + f"... ({len(text)} characters)"
 
 
-def _to_python(node: yaml.Node, path: str, lines: dict[str, int], budget: list[int], source: str) -> Any:
+def _to_python(node: yaml.Node, path: str, lines: dict[str, int], budget: list[int], source: str,
+               scalars: yaml.SafeLoader | None = None) -> Any:
     """YAML node tree -> plain Python, remembering the line of every key path.
 
     ``budget`` counts the values built: an alias re-enters the node it names, so a few lines of
     nested aliases ("billion laughs") would otherwise expand to billions of values. A key
     given twice in one mapping is an error (YAML says keys are unique; PyYAML keeps the last).
+    ``scalars`` constructs the scalars (one loader for the whole tree).
     """
+    if scalars is None:
+        scalars = yaml.SafeLoader("")
+        try:
+            return _to_python(node, path, lines, budget, source, scalars)
+        finally:
+            scalars.dispose()
     budget[0] -= 1
     if budget[0] < 0:
         raise SpecError(f"line {node.start_mark.line + 1}", f"more than {MAX_SPEC_VALUES} values",
@@ -339,15 +350,11 @@ def _to_python(node: yaml.Node, path: str, lines: dict[str, int], budget: list[i
             if str(key) in out:
                 raise SpecError(f"{sub} (line {knode.start_mark.line + 1})", _short(str(key)),
                                 f"a key given once (also on line {lines.get(sub, '?')})", source)
-            out[str(key)] = _to_python(vnode, sub, lines, budget, source)
+            out[str(key)] = _to_python(vnode, sub, lines, budget, source, scalars)
         return out
     if isinstance(node, yaml.SequenceNode):
-        return [_to_python(v, f"{path}[{i}]", lines, budget, source) for i, v in enumerate(node.value)]
-    loader = yaml.SafeLoader("")
-    try:
-        return loader.construct_object(node, deep=True)
-    finally:
-        loader.dispose()
+        return [_to_python(v, f"{path}[{i}]", lines, budget, source, scalars) for i, v in enumerate(node.value)]
+    return scalars.construct_object(node, deep=True)
 
 
 def _line_of(lines: dict[str, int], path: str) -> int | None:
