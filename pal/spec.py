@@ -301,15 +301,24 @@ def _check_shape(text: str, source: str) -> None:
     PyYAML's parser keeps its own stack, so reading events is safe at any depth; its composer
     (and ``_to_python``) recurse, and 10,000 levels ended in a RecursionError traceback.
     """
+    def too_deep(line: int) -> SpecError:
+        return SpecError(f"line {line}", f"nesting deeper than {MAX_SPEC_DEPTH}",
+                         f"at most {MAX_SPEC_DEPTH} nested mappings/lists", source)
+
     depth = 0
-    for event in yaml.parse(text, Loader=_YAML_LOADER):
-        if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
-            depth += 1
-            if depth > MAX_SPEC_DEPTH:
-                raise SpecError(f"line {event.start_mark.line + 1}", f"nesting deeper than {MAX_SPEC_DEPTH}",
-                                f"at most {MAX_SPEC_DEPTH} nested mappings/lists", source)
-        elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
-            depth -= 1
+    try:
+        for event in yaml.parse(text, Loader=_YAML_LOADER):
+            if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+                depth += 1
+                if depth > MAX_SPEC_DEPTH:
+                    raise too_deep(event.start_mark.line + 1)
+            elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+                depth -= 1
+    except yaml.YAMLError as exc:  # libyaml stops at its own depth (1,000) before ours is counted
+        mark = getattr(exc, "problem_mark", None)
+        if "nesting depth" in str(getattr(exc, "problem", "")) and mark is not None:
+            raise too_deep(mark.line + 1) from None
+        raise
 
 
 def _short(value: Any, limit: int = 200) -> Any:
