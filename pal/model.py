@@ -14,6 +14,7 @@ it is never 0.0.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -119,6 +120,9 @@ class BuildFile:
 # ---------------------------------------------------------------------------
 
 
+_NOT_SLUG = re.compile(r"[^\w-]")
+
+
 @dataclass(frozen=True)
 class SeriesKey:
     job: str
@@ -131,7 +135,7 @@ class SeriesKey:
 
         digest = hashlib.sha1(f"{self.job}|{self.test_id}|{self.metric}".encode()).hexdigest()[:10]
         tail = self.test_id.rsplit(".", 1)[-1]
-        safe = "".join(c if c.isalnum() or c in "-_" else "-" for c in tail)[:80]
+        safe = _NOT_SLUG.sub("-", tail[:80])  # \w is str.isalnum() or "_": alphanumerics, "-", "_" stay
         return f"{safe}-{self.metric}-{digest}"
 
 
