@@ -15,7 +15,7 @@ import types
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Callable, Literal
 
 import yaml
 
@@ -257,7 +257,7 @@ def parse_spec(text: str, source: str = "<spec>", base_dir: str = ".") -> Spec:
         raise SpecError("(document)", f"{len(text)} characters", f"a spec under {MAX_SPEC_BYTES >> 20} MB", source)
     try:
         _check_shape(text, source)
-        node = yaml.compose(text, Loader=_YAML_LOADER)
+        node = _compose(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark else "(document)"
@@ -287,12 +287,20 @@ def load_yaml(path: Path) -> Any:
         text = _decode(fh.read(MAX_SPEC_BYTES + 1), str(path))
     try:
         _check_shape(text, str(path))
-        node = yaml.compose(text, Loader=_YAML_LOADER)
+        node = _compose(text)
         return None if node is None else _to_python(node, "", {}, [MAX_SPEC_VALUES], str(path))
     except (yaml.YAMLError, ValueError, TypeError, OverflowError) as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark else "(document)"
         raise SpecError(where, getattr(exc, "problem", None) or str(exc)[:200], "valid YAML", str(path)) from None
+
+
+def _compose(text: str) -> Any:
+    """The document's node tree (libyaml where PyYAML has it); errors as the pure parser words them."""
+    try:
+        return yaml.compose(text, Loader=_YAML_LOADER)
+    except yaml.YAMLError as exc:
+        raise _plain_error(exc, lambda loader: yaml.compose(text, Loader=loader)) from None
 
 
 def _check_shape(text: str, source: str) -> None:
@@ -318,7 +326,26 @@ def _check_shape(text: str, source: str) -> None:
         mark = getattr(exc, "problem_mark", None)
         if "nesting depth" in str(getattr(exc, "problem", "")) and mark is not None:
             raise too_deep(mark.line + 1) from None
-        raise
+        raise _plain_error(exc, lambda loader: sum(1 for _ in yaml.parse(text, Loader=loader))) from None
+
+
+def _plain_error(exc: yaml.YAMLError, again: Callable[[type], object]) -> yaml.YAMLError:
+    """The error PyYAML's own (pure Python) parser gives for what libyaml refused.
+
+    libyaml words and places its errors differently ("line 2: did not find expected ','" where
+    the pure parser says "line 1: expected ',' or ']', but got '<stream end>'"): a user sees the
+    same message whether or not PyYAML was built with libyaml. Only the error path runs the
+    slow parser, on a document whose depth ``_check_shape`` has bounded (or on its events).
+    """
+    if _YAML_LOADER is yaml.SafeLoader:
+        return exc
+    try:
+        again(yaml.SafeLoader)
+    except yaml.YAMLError as plain:
+        return plain
+    except (ValueError, TypeError, OverflowError, RecursionError):
+        return exc
+    return exc
 
 
 def _short(value: Any, limit: int = 200) -> Any:

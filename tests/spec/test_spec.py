@@ -124,3 +124,23 @@ def test_rename_file_merges_under_inline_renames(tmp_path):
     (tmp_path / "renames.yaml").write_text("Old.A: new.a\nold.b: new.b\n")
     spec = parse_spec(MINIMAL + "rename-file: renames.yaml\nrename: {old.b: newer.b}\n", base_dir=str(tmp_path))
     assert spec.renames() == {"old.a": "new.a", "old.b": "newer.b"}
+
+
+@pytest.mark.parametrize("text", ["name: [unclosed", "a: *x", "a: {b: [1, 2}", 'x: "abc', "a:\n  - b\n c: d\n"])
+def test_yaml_errors_read_the_same_with_and_without_libyaml(monkeypatch, text):
+    """The spec is read with libyaml where PyYAML has it; its errors are worded (and placed) as
+    PyYAML's own parser words them, so a user's message does not depend on the build."""
+    import yaml
+
+    import pal.spec as spec_mod
+
+    if not hasattr(yaml, "CSafeLoader"):
+        pytest.skip("PyYAML without libyaml")
+    messages = []
+    for loader in (yaml.SafeLoader, yaml.CSafeLoader):
+        monkeypatch.setattr(spec_mod, "_YAML_LOADER", loader)
+        with pytest.raises(SpecError) as err:
+            parse_spec(text)
+        messages.append(str(err.value))
+    assert messages[0] == messages[1]
+    assert "expected valid YAML" in messages[0]
