@@ -109,15 +109,20 @@ def filter_changes(
             at = [cp.index + int(beyond[need - 1])] if len(beyond) >= need else []
             at += [cp.index + held] if held >= 0 else []
             confirm_at = max(confirm_at, min(at))
+            strong = _held_at(held_on[cp.index : cp.index + len(seg)], before, after, noise, len(b), LATE_Z, 1)
+            extra = {"strong_at": cp.index + strong} if strong >= 0 else {}
+        else:
+            extra = {}
         ev = dict(cp.evidence, detector_before=cp.before, detector_after=cp.after,
-                  min_change_pct=min_change_pct, confirm_runs=confirm_runs)
+                  min_change_pct=min_change_pct, confirm_runs=confirm_runs, **extra)
         kept.append(replace(cp, before=before, after=after, before_stdev=before_sd, after_stdev=after_sd,
                             reported_at=max(cp.reported_at, confirm_at), evidence=ev))
         level_start = cp.index
     return kept
 
 
-def _held_at(seg: np.ndarray, before: float, after: float, noise: float, n_before: int) -> int:
+def _held_at(seg: np.ndarray, before: float, after: float, noise: float, n_before: int,
+             z_min: float | None = None, runs: int | None = None) -> int:
     """Where the mean of a new level's first runs first lies ``CONFIRM_Z`` standard errors beyond ``before``.
 
     The other way to confirm a change: a step of one or two noise sd rarely puts a run
@@ -125,17 +130,21 @@ def _held_at(seg: np.ndarray, before: float, after: float, noise: float, n_befor
     grows with the square root of their number. Sequential: the position (in ``seg``) of the
     valid run at which the mean of the level's first m >= ``CONFIRM_Z_RUNS`` valid runs, as a
     two-sample z against the ``n_before`` runs of the old level, first reaches ``CONFIRM_Z``
-    the way the level moved; -1 when it never does (or ``CONFIRM_Z`` is 0: off).
+    the way the level moved; -1 when it never does (or ``CONFIRM_Z`` is 0: off). ``z_min`` and
+    ``runs`` replace ``CONFIRM_Z`` and ``CONFIRM_Z_RUNS`` (``LATE_Z`` from the first run: when a
+    change's evidence became strong, ``alertable_changes``' recency).
     """
-    if not CONFIRM_Z > 0 or n_before < 1:
+    z_min = CONFIRM_Z if z_min is None else z_min
+    runs = CONFIRM_Z_RUNS if runs is None else runs
+    if not z_min > 0 or n_before < 1:
         return -1
     pos = np.flatnonzero(~np.isnan(seg))
-    m = np.arange(1, len(pos) + 1)
-    if len(pos) < CONFIRM_Z_RUNS:
+    if len(pos) < runs:
         return -1
+    m = np.arange(1, len(pos) + 1)
     mean = np.cumsum(seg[pos]) / m
     z = (mean - before) * math.copysign(1.0, after - before) / (noise * np.sqrt(1.0 / m + 1.0 / n_before))
-    hit = np.flatnonzero((z >= CONFIRM_Z) & (m >= CONFIRM_Z_RUNS))
+    hit = np.flatnonzero((z >= z_min) & (m >= runs))
     return int(pos[hit[0]]) if len(hit) else -1
 
 
@@ -229,6 +238,8 @@ SHIFT_TAIL_FACTOR = 2  # ... times this after a shift into the series' last leve
 EXCURSION_RUNS = (3, 10)
 TAIL_SMALL_SD = 5.0  # a new last level closer than this many noise sd to the one before ...
 TAIL_CONFIRM_RUNS = 5  # ... needs this many confirming runs (a large step: confirm_runs)
+LATE_Z = 5.5  # a change is recent too when the mean of its level's first runs first lay this many standard
+# errors beyond the old level inside the short-term window (its evidence became strong there)
 
 
 def run_noise(values: np.ndarray) -> float:
@@ -507,8 +518,9 @@ def alertable_changes(
             state = ACTIVE if not later else SUPERSEDED
         fresh = state == ACTIVE and c.reported_at == last
         before_runs = valid[valid < c.index]
+        late = c.evidence.get("strong_at", -1) >= window_start if window_runs is not None else False
         out.append(replace(
-            c, state=state, fresh=fresh, recent=fresh or c.index >= window_start, evidence=evidence,
+            c, state=state, fresh=fresh, recent=fresh or c.index >= window_start or late, evidence=evidence,
             first_bad_build=int(numbers[c.index]),
             last_good_build=int(numbers[before_runs[-1]]) if len(before_runs) else None,
             detector=c.detector or getattr(detector, "name", ""),

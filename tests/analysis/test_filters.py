@@ -326,3 +326,33 @@ def test_best_excursion_of_all_lengths_at_once_is_the_per_length_search_bit_for_
     x[20:25] = 3.0  # a 5-run excursion, found where it is
     z, start, end = _best_excursion(x, 0.5, (3, 10))
     assert (start, end) == (20, 25) and z == pytest.approx(2.0 / (0.5 * (1 / 5 + 1 / 55) ** 0.5))
+
+
+def test_a_change_found_after_the_window_is_recent_when_its_evidence_became_strong_in_it():
+    """A step of 1.5 noise sd (1.5 %) down at run 40. On the history up to run 56 the shift test
+    first finds it (a shift into the last level waits for 16 runs after it): its first run is 16
+    runs back, outside the 10-run window, and it counts as reported at run 55, not at the last
+    run, so by its start or its report alone no daily run would ever send it. The mean of its
+    level's first runs first lay LATE_Z standard errors beyond the old level at run 55, inside
+    the window: recent. One run earlier it is not alertable yet; an old step whose evidence was
+    strong long before the window is not recent; the same noise without the step: nothing."""
+    from pal.analysis.filters import LATE_Z
+
+    assert LATE_Z == 5.5
+    mdl = get_detector("mdl", {})
+    base = _noise(6, 90)
+    x = base.copy()
+    x[40:] -= 1.5
+
+    def alerts(v: np.ndarray) -> list[Change]:
+        return alertable_changes(mdl, v, +1, min_change_pct=1.0, confirm_runs=2, window_runs=10)
+
+    (c,) = alerts(x[:57])
+    assert (c.index, c.kind, c.evidence["test"], c.reported_at, c.fresh) == (40, "regression", "shift", 55, False)
+    assert c.evidence["strong_at"] == 55 and c.recent
+    assert alerts(x[:56]) == []
+    assert alerts(base[:57]) == []
+    old = base.copy()
+    old[20:] -= 10.0  # 10 sd at run 20: strong at once, 36 runs before the last
+    (big,) = alerts(old[:57])
+    assert (big.index, big.kind, big.evidence["strong_at"], big.recent) == (20, "regression", 20, False)

@@ -172,3 +172,15 @@ def test_json_rows_carry_the_breakdowns():
     assert row["by_category"]["step"] == {"truth": 2, "tp": 1, "recall": 0.5}
     assert set(row["by_length"]) == {"50-99", "100-199", "200-499", "500-1000"}
     assert row["by_length"]["50-99"]["series"] == 1 and row["by_length"]["100-199"]["series"] == 1
+
+
+def test_the_daily_replay_sends_a_change_found_late_once_when_its_evidence_became_strong():
+    """A step of 1.5 noise sd down at run 40 of 90: the shift test first finds it on the
+    history up to run 56, 16 runs after it started (outside the 10-run window). It is sent once,
+    as new at run 56 (its level's mean became strong at run 55, inside the window), and is
+    ongoing after that."""
+    x = 100.0 + np.random.default_rng(6).standard_normal(90)
+    x[40:] -= 1.5
+    s = LabelledSeries("late", x, ((40, "regression"),))
+    ts = TestSet("t", alert_filters=AlertFilters(1.0, 2))
+    assert online_alerts(ts, s) == [Detected(40, "regression", 56)]
