@@ -11,6 +11,8 @@ from __future__ import annotations
 import concurrent.futures as cf
 import logging
 import multiprocessing
+import os
+import signal
 import traceback
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -27,15 +29,28 @@ log = logging.getLogger("pal")
 WORKER_PRELOAD = ("pal.store.ingest",)
 
 
-def stop_forkserver() -> None:
+def stop_forkserver(unused: bool = False) -> None:
     """End this process's forkserver (a new pool starts another): with its preloaded imports it
     would hold its memory through the stages after the parse, which fork nothing. Call it only
-    when no pool of the process has workers forked from it."""
+    when no pool of the process has workers forked from it.
+
+    ``unused``: nothing was ever forked from it (a run with nothing to parse). It is killed
+    rather than waited for: it may still be importing its preload, and a run that stops after
+    the download check would wait up to a second for imports it never uses.
+    """
     import multiprocessing.forkserver as forkserver
 
-    stop = getattr(getattr(forkserver, "_forkserver", None), "_stop", None)  # CPython's, since 3.8
-    if stop is not None:
-        stop()
+    server = getattr(forkserver, "_forkserver", None)
+    stop = getattr(server, "_stop", None)  # CPython's, since 3.8
+    if stop is None:
+        return
+    pid = getattr(server, "_forkserver_pid", None)
+    if unused and isinstance(pid, int):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass  # already gone: _stop reaps it
+    stop()
 
 
 def worker_context() -> Any:
@@ -133,11 +148,12 @@ class LocalExecutor(Executor):
 
     def close(self) -> None:
         started = self._prepared or self._pool is not None
+        unused = self._pool is None
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
         if started:
-            stop_forkserver()
+            stop_forkserver(unused=unused)
         self._prepared = False
 
     def prepare(self) -> None:
