@@ -187,6 +187,7 @@ class Change:
     state: str = ""  # alertable changes only: active | recovered | superseded
     recent: bool = False  # alertable changes only: fresh, or starts inside the short-term window
     fresh: bool = False  # alertable changes only: active and reported at the series' last run
+    late: bool = False  # alertable changes only: recent because its evidence became strong in the window, not by its start
 
     @property
     def change(self) -> float:

@@ -41,9 +41,10 @@ from pal.model import METRICS, Change, SeriesKey, SeriesResult, topo_arch_of
 from pal.spec import Spec
 
 MATCH_RUNS = 3  # a previous alert of the same series and kind this many runs away is the same change
+LATE_MATCH_RUNS = 16  # ... this many for a change found late (``Change.late``: its start is older than the window)
 WINDOW_HOURS = 36.0  # changes on several topo-archs starting this close together are "at the same time"
 
-__all__ = ["build_alerts", "continued", "group_alerts", "BuildFacts", "short_test_name", "MATCH_RUNS"]
+__all__ = ["build_alerts", "continued", "group_alerts", "BuildFacts", "short_test_name", "MATCH_RUNS", "LATE_MATCH_RUNS"]
 
 
 class BuildFacts:
@@ -113,7 +114,9 @@ class _Previous:
     def assign(self, key: SeriesKey, builds: np.ndarray, changes: list[Change]) -> dict[int, str]:
         """{anomaly index: the previous alert it continues}. A change keeps its own id when the
         previous run had it; the other previous alerts of the same series and kind go to the
-        nearest unmatched change within MATCH_RUNS runs. One previous alert vouches for one change."""
+        nearest unmatched change within MATCH_RUNS runs, then to the nearest change found late
+        (``Change.late``) within LATE_MATCH_RUNS: a small change that the analysis placed again as
+        more runs came is the one already told. One previous alert vouches for one change."""
         out: dict[int, str] = {}
         taken: set[str] = set()
         for a in changes:
@@ -123,19 +126,20 @@ class _Previous:
                 taken.add(aid)
         k = key
         pos = {int(b): i for i, b in enumerate(builds)}
-        pairs = []
-        for a in changes:
-            if a.index in out:
-                continue
-            for d in self.by_series.get((k.job, k.test_id, k.metric, a.kind), []):
-                fb = (d.get("evidence") or {}).get("first_bad_build")
-                i = pos.get(int(fb)) if fb is not None else None
-                if i is not None and abs(i - a.index) <= MATCH_RUNS and str(d["id"]) not in taken:
-                    pairs.append((abs(i - a.index), str(d["id"]), a.index))
-        for _, did, index in sorted(pairs):
-            if did not in taken and index not in out:
-                out[index] = did
-                taken.add(did)
+        for late_only, runs in ((False, MATCH_RUNS), (True, LATE_MATCH_RUNS)):
+            pairs = []
+            for a in changes:
+                if a.index in out or (late_only and not a.late):
+                    continue
+                for d in self.by_series.get((k.job, k.test_id, k.metric, a.kind), []):
+                    fb = (d.get("evidence") or {}).get("first_bad_build")
+                    i = pos.get(int(fb)) if fb is not None else None
+                    if i is not None and abs(i - a.index) <= runs and str(d["id"]) not in taken:
+                        pairs.append((abs(i - a.index), str(d["id"]), a.index))
+            for _, did, index in sorted(pairs):
+                if did not in taken and index not in out:
+                    out[index] = did
+                    taken.add(did)
         return out
 
 

@@ -494,7 +494,11 @@ def alertable_changes(
       else active for the last, superseded for earlier ones;
     * ``fresh``: active and reported at the last valid run (CSIT's "last sample is anomalous");
     * ``recent``: fresh, or its first run is one of the last ``window_runs`` valid runs (the
-      short-term window; None: every change is recent);
+      short-term window; None: every change is recent), or ``late``: its evidence became strong
+      inside the window (``evidence["strong_at"]``, the run at which the mean of its level's
+      first runs first lay ``LATE_Z`` standard errors beyond the old level): a small change
+      that the tests could tell from noise only some runs after it began is news when they
+      first can, not never;
     * ``first_bad_build`` / ``last_good_build`` from ``builds`` (run index when None).
     """
     values = as_values(series)
@@ -518,9 +522,10 @@ def alertable_changes(
             state = ACTIVE if not later else SUPERSEDED
         fresh = state == ACTIVE and c.reported_at == last
         before_runs = valid[valid < c.index]
-        late = c.evidence.get("strong_at", -1) >= window_start if window_runs is not None else False
+        recent = fresh or c.index >= window_start
+        late = not recent and c.evidence.get("strong_at", -1) >= window_start
         out.append(replace(
-            c, state=state, fresh=fresh, recent=fresh or c.index >= window_start or late, evidence=evidence,
+            c, state=state, fresh=fresh, recent=recent or late, late=late, evidence=evidence,
             first_bad_build=int(numbers[c.index]),
             last_good_build=int(numbers[before_runs[-1]]) if len(before_runs) else None,
             detector=c.detector or getattr(detector, "name", ""),

@@ -226,3 +226,30 @@ def test_suspect_range_and_bisect_request_ride_on_the_alert():
     (a,) = build_alerts(results, builds, samples_for(results), spec)
     assert a.suspect.verdict == "infrastructure" and a.bisect is None
     assert "2n-icx-tb3 -> 2n-icx-tb1" in a.suspect.summary
+
+
+def test_a_change_found_late_continues_an_alert_of_its_kind_up_to_late_match_runs_away():
+    """A change the analysis found late (``Change.late``: recent because its evidence became
+    strong in the window, its start older) is the change already told when a previous alert of
+    the same series and kind starts within LATE_MATCH_RUNS = 16 runs: a small step placed again
+    as more runs came. Any other change keeps the MATCH_RUNS = 3 rule."""
+    from dataclasses import replace
+
+    import numpy as np
+
+    from pal.alerts.build import LATE_MATCH_RUNS, MATCH_RUNS, continued
+    from pal.model import Change
+
+    assert (MATCH_RUNS, LATE_MATCH_RUNS) == (3, 16)
+    key = SeriesKey(ICX, tid("64b-2t1c-ethip4-ip4base-mrr"), "mrr")
+    builds = np.arange(100, 200)
+    prev = [{"id": "0123456789ab", "job": ICX, "test_id": key.test_id, "metric": "mrr", "kind": "regression",
+             "evidence": {"first_bad_build": 140}}]
+    late = Change(50, "regression", 30e6, 29.5e6, 40, 60, first_bad_build=150, recent=True, late=True)
+    assert continued(key, builds, [late], prev) == {50: "0123456789ab"}  # 10 runs from build 140
+    assert continued(key, builds, [replace(late, late=False)], prev) == {}
+    assert continued(key, builds, [replace(late, index=57, first_bad_build=157)], prev) == {}  # 17 runs
+    assert continued(key, builds, [replace(late, kind="progression")], prev) == {}
+    # an alert continued by a change of its own within MATCH_RUNS is not lent to a late one
+    near = Change(41, "regression", 30e6, 29.5e6, 5, 42, first_bad_build=141, recent=True)
+    assert continued(key, builds, [near, late], prev) == {41: "0123456789ab"}

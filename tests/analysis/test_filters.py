@@ -349,10 +349,12 @@ def test_a_change_found_after_the_window_is_recent_when_its_evidence_became_stro
 
     (c,) = alerts(x[:57])
     assert (c.index, c.kind, c.evidence["test"], c.reported_at, c.fresh) == (40, "regression", "shift", 55, False)
-    assert c.evidence["strong_at"] == 55 and c.recent
+    assert c.evidence["strong_at"] == 55 and c.recent and c.late
     assert alerts(x[:56]) == []
     assert alerts(base[:57]) == []
     old = base.copy()
     old[20:] -= 10.0  # 10 sd at run 20: strong at once, 36 runs before the last
     (big,) = alerts(old[:57])
-    assert (big.index, big.kind, big.evidence["strong_at"], big.recent) == (20, "regression", 20, False)
+    assert (big.index, big.kind, big.evidence["strong_at"], big.recent, big.late) == (20, "regression", 20, False, False)
+    (now,) = alerts(old[:25])  # inside the window by its start: recent, not late
+    assert (now.index, now.recent, now.late) == (20, True, False)
