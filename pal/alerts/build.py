@@ -12,7 +12,8 @@ Rules (docs/alerts.md has the long form):
   business, not the mail's.
 * New or ongoing: ongoing when the previous run's ``alerts.json`` has the same id, or the same
   series and kind with a first bad build within ``MATCH_RUNS`` runs of this one (later data
-  can move a group boundary by a run or two; the id follows the build, the match does not).
+  can move a group boundary by a run or two; the id follows the build, the match does not), or
+  within ``LATE_MATCH_RUNS`` for a change found late (``Change.late``).
   Each previous alert continues one change only (its own id first, then the nearest), so a
   rerun on the same data gives the same alerts.
 * Remembered: an alert that leaves the alerts (its change filtered out for a while, as later
