@@ -27,7 +27,9 @@ over ``pal run`` and all its descendants, sampled every 50 ms, of each process's
 set size (PSS: pages that forked workers share with their parent counted once, not once per
 process), and never less than the largest single process's own peak RSS (VmHWM, sampled; not
 ``wait4``'s ``ru_maxrss``, which on Linux keeps the peak of this benchmark's process that forked it). No yardstick: the figures are seconds
-and MB, beside the goals of the issue and the reference's figures for the same work.
+and MB, beside the goals of the issue and the reference's figures for the same work. The CPU
+column is ``wait4``'s user + system time of the run and of the workers it reaped: a wall time
+that grew while the CPU did not says other load shared the machine.
 """
 
 from __future__ import annotations
@@ -239,7 +241,7 @@ def pal_run(code: Path | None, spec: Path, out: Path, extra: list[str], log: Pat
     with open(log, "w") as err:
         proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=err, cwd=tempfile.gettempdir())
         sampler = TreeRss(proc.pid)
-        _, status, _ = os.wait4(proc.pid, 0)
+        _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - t0
         tree = sampler.stop()
     proc.returncode = os.waitstatus_to_exitcode(status)
@@ -248,7 +250,9 @@ def pal_run(code: Path | None, spec: Path, out: Path, extra: list[str], log: Pat
         print(text[-3000:], file=sys.stderr)
         raise SystemExit(f"pal run failed with exit code {proc.returncode} (log: {log})")
     rss = tree / 1e6
-    return {"wall": wall, "rss_mb": rss, "stages": stage_times(text), "log": str(log),
+    # CPU of the run and the workers it waited for: unlike the wall, not inflated by other load
+    return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "rss_mb": rss, "stages": stage_times(text),
+            "log": str(log),
             "kept": "nothing changed since the last run" in text,
             "summary": next((ln.strip() for ln in text.splitlines()[::-1] if ln.strip().startswith("pal:")), "")}
 
@@ -365,15 +369,16 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(f"scale: {len(PIPELINE_BENCH_JOBS)} jobs x {a.builds} builds x {a.tests} tests in the store, window "
           f"{window} builds, {a.workers} workers, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}")
-    head = "| run | code | wall [s] | peak RSS, process tree [MB] | " + " | ".join(STAGES) + " |"
+    head = "| run | code | wall [s] | CPU [s] | peak RSS, process tree [MB] | " + " | ".join(STAGES) + " |"
     print(head)
-    print("|" + "---|" * (4 + len(STAGES)))
+    print("|" + "---|" * (5 + len(STAGES)))
     for code, runs in (("this", new), (a.reference, old)):
         for name, r in runs.items():
             if "stages" not in r:
                 continue
             stages = " | ".join(f"{r['stages'].get(s, float('nan')):.1f}" for s in STAGES)
-            print(f"| {name}{' (kept)' if r['kept'] else ''} | {code} | {r['wall']:.1f} | {r['rss_mb']:.0f} | {stages} |")
+            print(f"| {name}{' (kept)' if r['kept'] else ''} | {code} | {r['wall']:.1f} | {r.get('cpu', float('nan')):.1f} | "
+              f"{r['rss_mb']:.0f} | {stages} |")
     print()
     print("| goal | figure | goal | previous code | ratio to previous | met |")
     print("|---|---|---|---|---|---|")
