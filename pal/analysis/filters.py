@@ -70,13 +70,13 @@ def filter_changes(
     evidence is a z over many runs, and ``SHIFT_TAIL_FACTOR`` already holds a tail shift back).
     Either way, a change is also confirmed once the mean of its level's first
     ``CONFIRM_Z_RUNS`` or more runs (on ``seen``, the values with transient runs masked, when
-    given) is ``CONFIRM_Z`` standard errors beyond ``before`` (``_held_at``): a step of one or
+    given) is ``CONFIRM_Z`` standard errors beyond ``before`` (``_LevelZ``): a step of one or
     two sd seldom puts runs 2.5 sd out, yet after 16 runs its mean is unmistakable.
     """
     if confirm_runs < 1 or min_change_pct < 0:
         raise ValueError(f"filter_changes: confirm_runs={confirm_runs} (>= 1), min_change_pct={min_change_pct} (>= 0)")
     x = np.asarray(values, dtype=np.float64)
-    held_on = x if seen is None else np.asarray(seen, dtype=np.float64)  # what ``_held_at`` averages
+    held_on = x if seen is None else np.asarray(seen, dtype=np.float64)  # what ``_LevelZ`` averages
     valid = np.flatnonzero(~np.isnan(x))
     ordered = sorted(changes, key=lambda c: c.index)
     kept: list[Change] = []
@@ -103,13 +103,14 @@ def filter_changes(
             need = confirm_runs
             if j + 1 == len(ordered) and abs(after - before) < TAIL_SMALL_SD * noise and not cp.evidence.get("test"):
                 need = max(need, TAIL_CONFIRM_RUNS)  # a small new level at the end: wait for more runs
-            held = _held_at(held_on[cp.index : cp.index + len(seg)], before, after, noise, len(b))
+            level_z = _LevelZ(held_on[cp.index : cp.index + len(seg)], before, after, noise, len(b))
+            held = level_z.first(CONFIRM_Z, CONFIRM_Z_RUNS)
             if len(beyond) < need and held < 0:
                 continue  # not (yet) enough runs clearly at the new level
             at = [cp.index + int(beyond[need - 1])] if len(beyond) >= need else []
             at += [cp.index + held] if held >= 0 else []
             confirm_at = max(confirm_at, min(at))
-            strong = _held_at(held_on[cp.index : cp.index + len(seg)], before, after, noise, len(b), LATE_Z, 1)
+            strong = level_z.first(LATE_Z, 1)
             extra = {"strong_at": cp.index + strong} if strong >= 0 else {}
         else:
             extra = {}
@@ -121,31 +122,35 @@ def filter_changes(
     return kept
 
 
-def _held_at(seg: np.ndarray, before: float, after: float, noise: float, n_before: int,
-             z_min: float | None = None, runs: int | None = None) -> int:
-    """Where the mean of a new level's first runs first lies ``CONFIRM_Z`` standard errors beyond ``before``.
+class _LevelZ:
+    """The mean of a new level's first m valid runs as a two-sample z against the ``n_before``
+    runs of the old level, signed the way the level moved: computed once per change, read at
+    two thresholds (confirmation by the mean, and when the evidence became strong).
 
     The other way to confirm a change: a step of one or two noise sd rarely puts a run
     ``CONFIRM_SIGMA`` sd beyond the old level, but the mean of its runs moves away by a z that
-    grows with the square root of their number. Sequential: the position (in ``seg``) of the
-    valid run at which the mean of the level's first m >= ``CONFIRM_Z_RUNS`` valid runs, as a
-    two-sample z against the ``n_before`` runs of the old level, first reaches ``CONFIRM_Z``
-    the way the level moved; -1 when it never does (or ``CONFIRM_Z`` is 0: off). ``z_min`` and
-    ``runs`` replace ``CONFIRM_Z`` and ``CONFIRM_Z_RUNS`` (``LATE_Z`` from the first run: when a
-    change's evidence became strong, ``alertable_changes``' recency).
+    grows with the square root of their number.
     """
-    z_min = CONFIRM_Z if z_min is None else z_min
-    runs = CONFIRM_Z_RUNS if runs is None else runs
-    if not z_min > 0 or n_before < 1:
-        return -1
-    pos = np.flatnonzero(~np.isnan(seg))
-    if len(pos) < runs:
-        return -1
-    m = np.arange(1, len(pos) + 1)
-    mean = np.cumsum(seg[pos]) / m
-    z = (mean - before) * math.copysign(1.0, after - before) / (noise * np.sqrt(1.0 / m + 1.0 / n_before))
-    hit = np.flatnonzero((z >= z_min) & (m >= runs))
-    return int(pos[hit[0]]) if len(hit) else -1
+
+    def __init__(self, seg: np.ndarray, before: float, after: float, noise: float, n_before: int):
+        self.pos = np.flatnonzero(~np.isnan(seg))
+        self.m = np.arange(1, len(self.pos) + 1)
+        self.n_before = n_before
+        if n_before < 1:
+            self.z = np.full(len(self.pos), -np.inf)
+            return
+        mean = np.cumsum(seg[self.pos]) / self.m
+        self.z = (mean - before) * math.copysign(1.0, after - before) / (noise * np.sqrt(1.0 / self.m + 1.0 / n_before))
+
+    def first(self, z_min: float, runs: int) -> int:
+        """The position (in ``seg``) of the valid run at which the mean of the level's first
+        m >= ``runs`` valid runs first reaches ``z_min``; -1 when it never does (or ``z_min`` is
+        0: off). ``CONFIRM_Z``, ``CONFIRM_Z_RUNS``: confirmation; ``LATE_Z`` from the first run:
+        when a change's evidence became strong (``alertable_changes``' recency)."""
+        if not z_min > 0 or self.n_before < 1 or len(self.pos) < runs:
+            return -1
+        hit = np.flatnonzero((self.z >= z_min) & (self.m >= runs))
+        return int(self.pos[hit[0]]) if len(hit) else -1
 
 
 def transient_runs(values: np.ndarray, changes: list[Change], confirm_runs: int) -> list[int]:
