@@ -344,7 +344,7 @@ def _plain_error(exc: yaml.YAMLError, again: Callable[[type], object]) -> yaml.Y
     except yaml.YAMLError as plain:
         return plain
     except (ValueError, TypeError, OverflowError, RecursionError):
-        return exc
+        pass  # the pure parser failed otherwise: libyaml's own message stands
     return exc
 
 
