@@ -148,7 +148,7 @@ def download(session: requests.Session, url: str, dest_dir: Path, opts: HttpOpti
     end = time.monotonic() + opts.deadline
     while True:
         try:
-            return _download_once(session, url, dest_dir, opts, Deadline(end - time.monotonic()))
+            return _download_once(session, url, dest_dir, opts, Deadline(end - time.monotonic(), total=opts.deadline))
         except _Transient as exc:
             attempt += 1
             if attempt > opts.retries:
@@ -260,9 +260,11 @@ class Deadline:
     per-read timeout never trips on a server that sends one byte at a time).
     """
 
-    def __init__(self, seconds: float):
+    def __init__(self, seconds: float, total: float | None = None):
+        """``seconds`` left; ``total``: the deadline the message names when they are the rest of
+        a longer one (a retry's attempt), not a remainder like 2.99999 s."""
         self.end = time.monotonic() + max(seconds, 0.0)
-        self.seconds = seconds
+        self.seconds = seconds if total is None else total
         self.expired = False
         self._socks: list[socket.socket] = []
         self._lock = threading.Lock()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pal.sources.http import HttpOptions, _file_name, make_session, redact
+from pal.sources.http import Deadline, HttpOptions, _file_name, make_session, redact
 
 
 def test_redact_drops_userinfo_only():
@@ -27,3 +27,14 @@ def test_session_verifies_tls_by_default_and_retries_transient_statuses():
     assert set(retry.status_forcelist) == {429, 500, 502, 503, 504} and retry.respect_retry_after_header
     s2 = make_session(HttpOptions(verify_tls=False), auth=("u", "t"))
     assert s2.verify is False and s2.auth == ("u", "t")
+
+
+def test_an_attempts_deadline_names_the_whole_deadline_not_what_was_left():
+    """A download's later attempt gets the time left of its deadline; when it runs out, the
+    message names the deadline the user set (3 s), not the remainder (2.99999 s)."""
+    watch = Deadline(2.99999, total=3.0)
+    watch._expire()
+    assert watch.describe(OSError("reset")) == "deadline of 3 s exceeded (a slow or stalled server)"
+    alone = Deadline(2.5)
+    alone._expire()
+    assert alone.describe(OSError("reset")) == "deadline of 2.5 s exceeded (a slow or stalled server)"
