@@ -1,0 +1,154 @@
+"""How much of a labelled set any detector could find: a bound that knows the answer's outline.
+
+A goal such as "F1 >= 0.97" or "recall on changes under 2 noise sd >= 0.60" is only worth
+chasing if the data allows it. ``oracle_calls`` judges each true change as a detector would
+that was *told* everything but the change itself: where every other true change is, which runs
+are one-run dips, and the noise sd of a run. Between its two neighbouring true changes it
+places one step where it best splits the runs (least squares), and computes that split's
+two-sample z. ``bound`` counts a change as findable when the z reaches a threshold and the
+placed step lies within the scoring margin of the true one (``pal.evaluation.metrics.match``),
+optionally with the alert filters' minimum relative change too.
+
+The threshold is what keeps a real detector quiet on runs without changes: ``stationary_z``
+is the largest split z of each stationary series under the same oracle noise, and
+``calibrated_z`` the least threshold at which those would raise no more false alarms per 1,000
+stationary runs than a goal allows. No real detector does better than this oracle at the same
+threshold (it has less to go on), so its recall is an upper bound for any that keeps the
+false-alarm goal; its precision is 1 by construction.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from pal.evaluation.datasets import LabelledSeries
+from pal.evaluation.metrics import SIZE_BINS
+
+
+@dataclass(frozen=True)
+class OracleCall:
+    """One true change as the oracle sees it."""
+
+    index: int  # the true first run of the new level
+    kind: str
+    size_sd: float  # the generator's size in noise sd (nan when unknown)
+    category: str  # "step" | "excursion"
+    placed: int  # where the oracle's least-squares split puts it
+    placed_kind: str  # the kind of the placed split's move
+    z: float  # the placed split's two-sample z under the known noise
+    rel_pct: float  # the placed split's relative change of the mean, percent
+
+
+def _split(v: np.ndarray, noise: float) -> tuple[int, float, float, float]:
+    """Best single split of ``v`` (least squares): (k, z, mean before, mean after); k = first run after."""
+    n = len(v)
+    cs = np.cumsum(v)
+    k = np.arange(1, n)
+    left = cs[k - 1] / k
+    right = (cs[-1] - cs[k - 1]) / (n - k)
+    j = int(np.argmax(np.abs(right - left) * np.sqrt(k * (n - k) / n)))
+    m1, m2 = float(left[j]), float(right[j])
+    sd1, sd2 = noise * abs(m1), noise * abs(m2)  # relative noise: each level's own sd
+    z = abs(m2 - m1) / math.sqrt(sd1 * sd1 / k[j] + sd2 * sd2 / (n - k[j])) if sd1 + sd2 > 0 else math.inf
+    return int(k[j]), z, m1, m2
+
+
+def _visible(series: LabelledSeries) -> np.ndarray:
+    """The valid runs' positions once the known dips are masked."""
+    x = np.array(series.values, dtype=np.float64)
+    if series.dips:
+        x[list(series.dips)] = np.nan
+    return np.flatnonzero(~np.isnan(x))
+
+
+def _kind(m1: float, m2: float, direction: int) -> str:
+    return "progression" if (m2 - m1) * direction > 0 else "regression"
+
+
+def oracle_calls(series: LabelledSeries) -> list[OracleCall]:
+    """Each true change of ``series`` placed and sized between its neighbouring true changes.
+
+    ``series.noise`` is the relative sd of one run (the honest set's); a series without it
+    gets the median relative sd of its segments between true changes.
+    """
+    valid = _visible(series)
+    x = np.asarray(series.values, dtype=np.float64)
+    noise = series.noise if series.noise > 0 else _segment_noise(series, valid)
+    idx = [c[0] for c in series.changes]
+    out = []
+    for i, (at, kind) in enumerate(series.changes):
+        lo = idx[i - 1] if i else 0
+        hi = idx[i + 1] if i + 1 < len(idx) else len(x)
+        pos = valid[(valid >= lo) & (valid < hi)]
+        size = series.sizes[i] if i < len(series.sizes) else math.nan
+        cat = series.categories[i] if i < len(series.categories) else "step"
+        if len(pos) < 2:
+            out.append(OracleCall(at, kind, size, cat, -1, "", 0.0, 0.0))
+            continue
+        k, z, m1, m2 = _split(x[pos], noise)
+        rel = 100.0 * abs(m2 - m1) / abs(m1) if m1 else math.inf
+        out.append(OracleCall(at, kind, size, cat, int(pos[k]), _kind(m1, m2, series.direction), z, rel))
+    return out
+
+
+def _segment_noise(series: LabelledSeries, valid: np.ndarray) -> float:
+    x = np.asarray(series.values, dtype=np.float64)
+    edges = [0] + [c[0] for c in series.changes] + [len(x)]
+    rel = []
+    for a, b in zip(edges[:-1], edges[1:]):
+        v = x[valid[(valid >= a) & (valid < b)]]
+        if len(v) > 2 and np.mean(v):
+            rel.append(float(np.std(v, ddof=1) / abs(np.mean(v))))
+    return float(np.median(rel)) if rel else math.nan
+
+
+def stationary_z(series: LabelledSeries) -> float:
+    """The largest split z of a series without changes under the oracle's noise (its dips masked)."""
+    valid = _visible(series)
+    x = np.asarray(series.values, dtype=np.float64)[valid]
+    if len(x) < 2:
+        return 0.0
+    return _split(x, series.noise if series.noise > 0 else _segment_noise(series, valid))[1]
+
+
+def calibrated_z(sets: Iterable[LabelledSeries], per_1k: float) -> float:
+    """The least threshold at which the stationary series' largest split z raise at most
+    ``per_1k`` false alarms per 1,000 of their valid runs (one alarm per series whose z reaches it)."""
+    zs, runs = [], 0
+    for s in sets:
+        if s.stationary:
+            zs.append(stationary_z(s))
+            runs += s.valid_runs
+    allowed = int(math.floor(per_1k * runs / 1000.0))
+    ordered = sorted(zs, reverse=True)
+    if allowed >= len(ordered):
+        return 0.0
+    return float(np.nextafter(ordered[allowed], math.inf))  # the (allowed+1)-th largest stays below
+
+
+def found(call: OracleCall, z_min: float, margin: int, min_change_pct: float = 0.0) -> bool:
+    """Whether the oracle finds ``call`` at threshold ``z_min`` and scoring ``margin``."""
+    return (call.z >= z_min and call.placed_kind == call.kind and abs(call.placed - call.index) <= margin
+            and call.rel_pct >= min_change_pct)
+
+
+def bound(series: Sequence[LabelledSeries], z_min: float, margin: int = 3, min_change_pct: float = 0.0) -> dict:
+    """The oracle's recall (overall, by size in noise sd, under 2 sd, excursions) and the F1 it
+    bounds (precision 1): no detector keeping the same threshold's false alarms finds more."""
+    calls = [c for s in series for c in oracle_calls(s)]
+    hits = [(c, found(c, z_min, margin, min_change_pct)) for c in calls]
+
+    def recall(sel: list[bool]) -> float | None:
+        return round(sum(sel) / len(sel), 6) if sel else None
+
+    r = recall([h for _, h in hits])
+    out = {"z_min": z_min, "margin": margin, "min_change_pct": min_change_pct, "truth": len(calls),
+           "recall": r, "f1_bound": round(2 * r / (1 + r), 6) if r is not None else None,
+           "by_size": {label: recall([h for c, h in hits if lo <= c.size_sd < hi]) for label, lo, hi in SIZE_BINS}}
+    out["by_size"]["<2"] = recall([h for c, h in hits if c.size_sd < 2.0])
+    out["excursion"] = recall([h for c, h in hits if c.category == "excursion"])
+    return out
