@@ -138,8 +138,13 @@ def found(call: OracleCall, z_min: float, margin: int, min_change_pct: float = 0
 
 def bound(series: Sequence[LabelledSeries], z_min: float, margin: int = 3, min_change_pct: float = 0.0) -> dict:
     """The oracle's recall (overall, by size in noise sd, under 2 sd, excursions) and the F1 it
-    bounds (precision 1): no detector keeping the same threshold's false alarms finds more."""
+    bounds (precision 1): no detector keeping the same threshold's false alarms finds more.
+    ``false_alarms_per_1k``: what the threshold costs on the stationary series (one alarm per
+    series whose largest split z reaches it, per 1,000 of their valid runs)."""
     calls = [c for s in series for c in oracle_calls(s)]
+    quiet = [s for s in series if s.stationary]
+    runs = sum(s.valid_runs for s in quiet)
+    alarms = sum(1 for s in quiet if stationary_z(s) >= z_min)
     hits = [(c, found(c, z_min, margin, min_change_pct)) for c in calls]
 
     def recall(sel: list[bool]) -> float | None:
@@ -148,6 +153,7 @@ def bound(series: Sequence[LabelledSeries], z_min: float, margin: int = 3, min_c
     r = recall([h for _, h in hits])
     out = {"z_min": z_min, "margin": margin, "min_change_pct": min_change_pct, "truth": len(calls),
            "recall": r, "f1_bound": round(2 * r / (1 + r), 6) if r is not None else None,
+           "false_alarms_per_1k": round(1000.0 * alarms / runs, 6) if runs else None,
            "by_size": {label: recall([h for c, h in hits if lo <= c.size_sd < hi]) for label, lo, hi in SIZE_BINS}}
     out["by_size"]["<2"] = recall([h for c, h in hits if c.size_sd < 2.0])
     out["excursion"] = recall([h for c, h in hits if c.category == "excursion"])

@@ -44,6 +44,9 @@ def test_the_threshold_is_the_least_that_keeps_stationary_alarms_within_the_goal
     z = calibrated_z(flat, 4.0)
     assert zs[1] < z and z == pytest.approx(zs[1])
     assert calibrated_z(flat, 0.0) == pytest.approx(zs[0]) and calibrated_z(flat, 0.0) > zs[0]
+    # and the alarms ``bound`` charges at a threshold: the series whose largest z reaches it
+    assert bound(flat, z_min=z)["false_alarms_per_1k"] == pytest.approx(1000.0 / 300)
+    assert bound(flat, z_min=zs[2] * (1 - 1e-9))["false_alarms_per_1k"] == pytest.approx(3000.0 / 300)
 
 
 def test_bound_counts_a_change_only_when_its_z_place_and_size_pass():
