@@ -109,8 +109,10 @@ def oracle_table(rows: Sequence[dict], threshold: str = "calibrated on each seed
              f"{threshold}; margin {rows[0]['margin']}, minimum change {rows[0]['min_change_pct']} %)", "",
              "| seed | " + " | ".join(k for k, _ in keys) + " |", "|---|" + "---:|" * len(keys)]
     for r in rows:
-        lines.append(f"| {r['seed']} | " + " | ".join(f"{get(r):.3f}" for _, get in keys) + " |")
-    lines.append("| mean ± sd | " + " | ".join(_spread([get(r) for r in rows]).split(" (")[0] for _, get in keys) + " |")
+        lines.append(f"| {r['seed']} | " + " | ".join("-" if get(r) is None else f"{get(r):.3f}" for _, get in keys)
+                     + " |")
+    lines.append("| mean ± sd | " + " | ".join(_spread([math.nan if get(r) is None else get(r) for r in rows])
+                                             .split(" (")[0] for _, get in keys) + " |")
     return "\n".join(lines)
 
 

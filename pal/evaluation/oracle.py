@@ -3,7 +3,7 @@
 A goal such as "F1 >= 0.97" or "recall on changes under 2 noise sd >= 0.60" is only worth
 chasing if the data allows it. ``oracle_calls`` judges each true change as a detector would
 that was *told* everything but the change itself: where every other true change is, which runs
-are one-run dips, and the noise sd of a run. Between its two neighbouring true changes it
+are one-run dips, and the noise sd of a run (measured between the true changes). Between its two neighbouring true changes it
 places one step where it best splits the runs (least squares), and computes that split's
 two-sample z. ``bound`` counts a change as findable when the z reaches a threshold and the
 placed step lies within the scoring margin of the true one (``pal.evaluation.metrics.match``),
@@ -69,15 +69,15 @@ def _kind(m1: float, m2: float, direction: int) -> str:
     return "progression" if (m2 - m1) * direction > 0 else "regression"
 
 
-def oracle_calls(series: LabelledSeries) -> list[OracleCall]:
+def oracle_calls(series: LabelledSeries, noise: float | None = None) -> list[OracleCall]:
     """Each true change of ``series`` placed and sized between its neighbouring true changes.
 
-    ``series.noise`` is the relative sd of one run (the honest set's); a series without it
-    gets the median relative sd of its segments between true changes.
+    ``noise``: the relative sd of one run; None measures it on the series itself between its
+    true changes (``_segment_noise``; the generators' ``noise`` fields do not all mean that).
     """
     valid = _visible(series)
     x = np.asarray(series.values, dtype=np.float64)
-    noise = series.noise if series.noise > 0 else _segment_noise(series, valid)
+    noise = _segment_noise(series, valid) if noise is None else noise
     idx = [c[0] for c in series.changes]
     out = []
     for i, (at, kind) in enumerate(series.changes):
@@ -96,6 +96,8 @@ def oracle_calls(series: LabelledSeries) -> list[OracleCall]:
 
 
 def _segment_noise(series: LabelledSeries, valid: np.ndarray) -> float:
+    """The median relative sd of the runs between true changes (known dips masked): the oracle
+    knows where the levels are, so this is the noise itself, not a guess through the steps."""
     x = np.asarray(series.values, dtype=np.float64)
     edges = [0] + [c[0] for c in series.changes] + [len(x)]
     rel = []
@@ -106,22 +108,22 @@ def _segment_noise(series: LabelledSeries, valid: np.ndarray) -> float:
     return float(np.median(rel)) if rel else math.nan
 
 
-def stationary_z(series: LabelledSeries) -> float:
+def stationary_z(series: LabelledSeries, noise: float | None = None) -> float:
     """The largest split z of a series without changes under the oracle's noise (its dips masked)."""
     valid = _visible(series)
     x = np.asarray(series.values, dtype=np.float64)[valid]
     if len(x) < 2:
         return 0.0
-    return _split(x, series.noise if series.noise > 0 else _segment_noise(series, valid))[1]
+    return _split(x, _segment_noise(series, valid) if noise is None else noise)[1]
 
 
-def calibrated_z(sets: Iterable[LabelledSeries], per_1k: float) -> float:
+def calibrated_z(sets: Iterable[LabelledSeries], per_1k: float, noise: float | None = None) -> float:
     """The least threshold at which the stationary series' largest split z raise at most
     ``per_1k`` false alarms per 1,000 of their valid runs (one alarm per series whose z reaches it)."""
     zs, runs = [], 0
     for s in sets:
         if s.stationary:
-            zs.append(stationary_z(s))
+            zs.append(stationary_z(s, noise))
             runs += s.valid_runs
     allowed = int(math.floor(per_1k * runs / 1000.0))
     ordered = sorted(zs, reverse=True)
@@ -136,15 +138,16 @@ def found(call: OracleCall, z_min: float, margin: int, min_change_pct: float = 0
             and call.rel_pct >= min_change_pct)
 
 
-def bound(series: Sequence[LabelledSeries], z_min: float, margin: int = 3, min_change_pct: float = 0.0) -> dict:
+def bound(series: Sequence[LabelledSeries], z_min: float, margin: int = 3, min_change_pct: float = 0.0,
+          noise: float | None = None) -> dict:
     """The oracle's recall (overall, by size in noise sd, under 2 sd, excursions) and the F1 it
     bounds (precision 1): no detector keeping the same threshold's false alarms finds more.
     ``false_alarms_per_1k``: what the threshold costs on the stationary series (one alarm per
     series whose largest split z reaches it, per 1,000 of their valid runs)."""
-    calls = [c for s in series for c in oracle_calls(s)]
+    calls = [c for s in series for c in oracle_calls(s, noise)]
     quiet = [s for s in series if s.stationary]
     runs = sum(s.valid_runs for s in quiet)
-    alarms = sum(1 for s in quiet if stationary_z(s) >= z_min)
+    alarms = sum(1 for s in quiet if stationary_z(s, noise) >= z_min)
     hits = [(c, found(c, z_min, margin, min_change_pct)) for c in calls]
 
     def recall(sel: list[bool]) -> float | None:
