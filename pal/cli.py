@@ -226,6 +226,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="without --spec: only this registered detector (repeatable; default: all)")
     sp.add_argument("--online", action="store_true",
                     help="replay each series run by run as the daily job would and score the alerts it sends")
+    sp.add_argument("--oracle", action="store_true",
+                    help="also the bound: what a detector told every other change and every dip finds "
+                         "(docs/accuracy.md)")
     sp.add_argument("--margin", type=int, default=3, help="runs a detection may be late or early")
     sp.add_argument("--seed", type=int, default=1, help="seed of the generated data set (without --csv)")
     sp.add_argument("--data", choices=["csit-like", "honest"], default="csit-like",

@@ -152,7 +152,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
     spec = load_spec(args.spec) if args.spec is not None else None
     result = run(spec, args.csv, peers=args.peers, margin=args.margin, seed=args.seed, online=args.online,
-                 detectors=args.detector or None, data=args.data)
+                 detectors=args.detector or None, data=args.data, oracle=args.oracle)
     if args.format == "json":
         json.dump(result.rows(), sys.stdout, indent=1)
         print()

@@ -400,13 +400,14 @@ def generated(data: str, seed: int) -> list[LabelledSeries]:
 
 def run(spec: Any = None, csv_paths: Sequence[Any] = (), peers: bool = False, margin: int = 3,
         seed: int = 1, online: bool = False, detectors: Sequence[str] | None = None,
-        data: str = "csit-like") -> Evaluation:
+        data: str = "csit-like", oracle: bool = False) -> Evaluation:
     """The whole harness as ``pal evaluate`` runs it.
 
     Data: the labelled CSVs when given, else the generated set ``data`` (``generated``). Candidates: the spec's
     test sets when given, else one default test set per registered detector; with ``peers``
     also the installed peers. ``online`` scores the run path replayed daily (peers and raw
-    detectors stay offline: they have no daily job).
+    detectors stay offline: they have no daily job). ``oracle`` adds the bound
+    (``oracle_candidate``), always offline.
     """
     from pal.evaluation.datasets import read_csv
 
@@ -423,5 +424,23 @@ def run(spec: Any = None, csv_paths: Sequence[Any] = (), peers: bool = False, ma
     if peers:
         more, missing = peer_candidates(seed, spec.test_sets[0] if spec is not None and spec.test_sets else None)
         cands = cands + more
+    if oracle:
+        cands = cands + [oracle_candidate(series, margin)]
     scores = evaluate(series, cands, margin)
     return Evaluation(source, describe(series), margin, online, cands, scores, missing)
+
+
+#: the oracle row's false-alarm allowance (the offline goal) and minimum change (the default filters')
+ORACLE_PER_1K = 0.05
+ORACLE_MIN_CHANGE_PCT = 1.0
+
+
+def oracle_candidate(series: Sequence[LabelledSeries], margin: int = 3, per_1k: float = ORACLE_PER_1K,
+                     min_change_pct: float = ORACLE_MIN_CHANGE_PCT) -> Candidate:
+    """What a detector told every other change and every dip could find on this set
+    (``pal.evaluation.oracle``), its threshold calibrated on the set's stationary series to
+    ``per_1k`` false alarms per 1,000 runs: the row a detector's recall is read against."""
+    from pal.evaluation.oracle import calibrated_z, oracle_detections
+
+    z = calibrated_z(series, per_1k)
+    return Candidate(f"oracle (bound, z {z:.2f})", lambda s: oracle_detections(s, z, margin, min_change_pct), "oracle")

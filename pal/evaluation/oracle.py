@@ -2,19 +2,20 @@
 
 A goal such as "F1 >= 0.97" or "recall on changes under 2 noise sd >= 0.60" is only worth
 chasing if the data allows it. ``oracle_calls`` judges each true change as a detector would
-that was *told* everything but the change itself: where every other true change is, which runs
-are one-run dips, and the noise sd of a run (measured between the true changes). Between its two neighbouring true changes it
-places one step where it best splits the runs (least squares), and computes that split's
-two-sample z. ``bound`` counts a change as findable when the z reaches a threshold and the
-placed step lies within the scoring margin of the true one (``pal.evaluation.metrics.match``),
-optionally with the alert filters' minimum relative change too.
+that was *told* everything but the change itself: where every other true change is, which
+runs are one-run dips, and so the noise sd of a run (measured between the true changes).
+Between its two neighbouring true changes it places one step where it best splits the runs
+(least squares), and computes that split's two-sample z. ``bound`` counts a change as found
+when the z reaches a threshold and the placed step lies within the scoring margin of the true
+one (``pal.evaluation.metrics.match``), optionally with the alert filters' minimum relative
+change too.
 
 The threshold is what keeps a real detector quiet on runs without changes: ``stationary_z``
-is the largest split z of each stationary series under the same oracle noise, and
-``calibrated_z`` the least threshold at which those would raise no more false alarms per 1,000
-stationary runs than a goal allows. No real detector does better than this oracle at the same
-threshold (it has less to go on), so its recall is an upper bound for any that keeps the
-false-alarm goal; its precision is 1 by construction.
+is the largest split z of each stationary series, one false alarm when it reaches the
+threshold, and ``calibrated_z`` the least threshold at which those raise no more false alarms
+per 1,000 stationary runs than a goal allows. A real detector at the same false-alarm rate has
+less to go on, so the oracle's recall bounds any such detector's; its only false positives are
+those alarms (``pal evaluate --oracle`` scores it as a row of its own).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from pal.evaluation.datasets import LabelledSeries
-from pal.evaluation.metrics import SIZE_BINS
+from pal.evaluation.metrics import SIZE_BINS, Detected
 
 
 @dataclass(frozen=True)
@@ -141,9 +142,10 @@ def found(call: OracleCall, z_min: float, margin: int, min_change_pct: float = 0
 def bound(series: Sequence[LabelledSeries], z_min: float, margin: int = 3, min_change_pct: float = 0.0,
           noise: float | None = None) -> dict:
     """The oracle's recall (overall, by size in noise sd, under 2 sd, excursions) and the F1 it
-    bounds (precision 1): no detector keeping the same threshold's false alarms finds more.
+    bounds: no detector keeping the same threshold's false alarms finds more.
     ``false_alarms_per_1k``: what the threshold costs on the stationary series (one alarm per
-    series whose largest split z reaches it, per 1,000 of their valid runs)."""
+    series whose largest split z reaches it, per 1,000 of their valid runs); those alarms are
+    its only false positives (``precision``)."""
     calls = [c for s in series for c in oracle_calls(s, noise)]
     quiet = [s for s in series if s.stationary]
     runs = sum(s.valid_runs for s in quiet)
@@ -154,10 +156,29 @@ def bound(series: Sequence[LabelledSeries], z_min: float, margin: int = 3, min_c
         return round(sum(sel) / len(sel), 6) if sel else None
 
     r = recall([h for _, h in hits])
+    tp = sum(h for _, h in hits)
+    p = tp / (tp + alarms) if tp + alarms else 1.0
     out = {"z_min": z_min, "margin": margin, "min_change_pct": min_change_pct, "truth": len(calls),
-           "recall": r, "f1_bound": round(2 * r / (1 + r), 6) if r is not None else None,
+           "recall": r, "precision": round(p, 6),
+           "f1_bound": round(2 * p * r / (p + r), 6) if r is not None and p + r else None,
            "false_alarms_per_1k": round(1000.0 * alarms / runs, 6) if runs else None,
            "by_size": {label: recall([h for c, h in hits if lo <= c.size_sd < hi]) for label, lo, hi in SIZE_BINS}}
     out["by_size"]["<2"] = recall([h for c, h in hits if c.size_sd < 2.0])
     out["excursion"] = recall([h for c, h in hits if c.category == "excursion"])
     return out
+
+
+def oracle_detections(series: LabelledSeries, z_min: float, margin: int, min_change_pct: float = 0.0,
+                      noise: float | None = None) -> list[Detected]:
+    """The changes of ``series`` the oracle finds (``found``), at their true first runs and
+    reported there, or on a series without changes its one false alarm when its largest split
+    z reaches ``z_min``: scored like any detector, they give ``bound``'s figures."""
+    if series.stationary:
+        valid = _visible(series)
+        x = np.asarray(series.values, dtype=np.float64)[valid]
+        if len(x) < 2:
+            return []
+        k, z, m1, m2 = _split(x, _segment_noise(series, valid) if noise is None else noise)
+        return [Detected(int(valid[k]), _kind(m1, m2, series.direction), int(valid[k]))] if z >= z_min else []
+    return [Detected(c.index, c.kind, c.index) for c in oracle_calls(series, noise)
+            if found(c, z_min, margin, min_change_pct)]

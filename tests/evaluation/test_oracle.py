@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 
 from pal.evaluation.datasets import LabelledSeries, honest
-from pal.evaluation.harness import default_test_sets, evaluate, run_candidate_for
+from pal.evaluation.harness import (
+    ORACLE_MIN_CHANGE_PCT, ORACLE_PER_1K, default_test_sets, evaluate, oracle_candidate, run_candidate_for,
+)
 from pal.evaluation.oracle import bound, calibrated_z, oracle_calls, stationary_z
 
 
@@ -81,3 +83,16 @@ def test_pal_alerts_keeping_the_false_alarm_goal_find_no_more_than_the_oracle():
     b = bound(series, calibrated_z(series, 0.05), margin=3, min_change_pct=1.0)
     assert score.recall <= b["recall"]
     assert score.breakdown["by_size"]["<2"]["recall"] <= b["by_size"]["<2"]
+
+
+def test_the_oracle_row_of_pal_evaluate_scores_what_bound_says():
+    """``pal evaluate --oracle`` and the benchmark's table are one computation."""
+    series = honest(seed=2)
+    (score,) = evaluate(series, [oracle_candidate(series)])
+    b = bound(series, calibrated_z(series, ORACLE_PER_1K), margin=3, min_change_pct=ORACLE_MIN_CHANGE_PCT)
+    assert score.recall == pytest.approx(b["recall"], abs=1e-6)
+    assert score.precision == pytest.approx(b["precision"], abs=1e-6) and score.precision < 1.0
+    assert score.f1 == pytest.approx(b["f1_bound"], abs=1e-6)
+    assert score.false_alarms_per_1k == pytest.approx(b["false_alarms_per_1k"], abs=1e-6)
+    assert score.false_alarms_per_1k > 0
+    assert score.breakdown["by_size"]["<2"]["recall"] == pytest.approx(b["by_size"]["<2"], abs=1e-6)
