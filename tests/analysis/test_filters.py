@@ -19,6 +19,7 @@ from pal.analysis.filters import (
     run_noise,
     shift_changes,
     transient_runs,
+    trend_changes,
 )
 
 # 100 x10, a one-run dip to 70 at run 10, 100 x10, then a step to 90 at run 21 (10 runs)
@@ -358,3 +359,58 @@ def test_a_change_found_after_the_window_is_recent_when_its_evidence_became_stro
     assert (big.index, big.kind, big.evidence["strong_at"], big.recent, big.late) == (20, "regression", 20, False, False)
     (now,) = alerts(old[:25])  # inside the window by its start: recent, not late
     assert (now.index, now.recent, now.late) == (20, True, False)
+
+
+def test_a_noisy_linear_ramp_is_not_a_staircase_of_alerts():
+    """30 noise sd over 300 runs: MDL cuts the ramp into a dozen steps, each a change of about
+    2.5 sd with levels that lean its way; a straight line fits each pair of levels at least as
+    well as the step, so none is alerted (without the trend test: 11-13 alerts, seeds 1-8)."""
+    import pal.analysis.filters as filters
+
+    mdl = get_detector("mdl", {})
+    for seed in (1, 2, 3):
+        ramp = _noise(seed, 300) + np.linspace(0.0, 30.0, 300)
+        assert len(mdl.detect(ramp).changes) >= 8  # the graph's groups stay the detector's
+        assert alertable_changes(mdl, ramp, +1, min_change_pct=1.0, confirm_runs=2) == []
+        assert filters.TREND_TEST
+        filters.TREND_TEST = False
+        try:
+            assert len(alertable_changes(mdl, ramp, +1, min_change_pct=1.0, confirm_runs=2)) >= 8
+        finally:
+            filters.TREND_TEST = True
+
+
+def test_a_flat_step_still_alerts_with_the_trend_test():
+    """Flat, a step of 1.5 noise sd (1.5 %), flat: the step leaves a smaller residual than any
+    line, and its levels do not lean; it is alerted, where it is."""
+    mdl = get_detector("mdl", {})
+    for seed in (1, 2, 3, 4):
+        x = _noise(seed, 200)
+        x[100:] += 1.5
+        (c,) = alertable_changes(mdl, x, +1, min_change_pct=1.0, confirm_runs=2)
+        assert (c.index, c.kind) == (100 + (seed == 2), "progression")
+        down = _noise(seed + 10, 120)
+        down[60:] -= 1.5
+        assert [(c.kind, abs(c.index - 60) <= 3) for c in
+                alertable_changes(mdl, down, +1, min_change_pct=1.0, confirm_runs=2)] == [("regression", True)]
+
+
+def test_trend_changes_by_hand():
+    # a staircase cut into a ramp (slope 0.1 a run, noise 0.1): every step goes
+    t = np.arange(200, dtype=np.float64)
+    ramp = 10.0 + 0.1 * t + 0.1 * np.random.default_rng(4).standard_normal(200)
+    stairs = [Change(i, "progression", 0.0, 1.0, 25, i) for i in range(25, 200, 25)]
+    assert trend_changes(ramp, stairs, 0.1) == []
+    # a real step between flat levels stays
+    step = np.where(t < 100, 10.0, 11.0) + 0.1 * np.random.default_rng(5).standard_normal(200)
+    (kept,) = trend_changes(step, [Change(100, "progression", 10.0, 11.0, 100, 100)], 0.1)
+    assert kept.index == 100
+    # a ramp that turns flat at run 100: no step there either, the stairs up to it all go
+    knee = np.minimum(ramp, 20.0)
+    stairs_to_the_knee = [Change(i, "progression", 0.0, 1.0, 25, i) for i in (25, 50, 75, 100)]
+    assert trend_changes(knee, stairs_to_the_knee, 0.1) == []
+    # the levels lean the other way than the step: not a trend's step
+    saw = np.concatenate([10.0 - 0.01 * t[:100], 11.0 - 0.01 * t[:100]])
+    assert len(trend_changes(saw, [Change(100, "progression", 10.0, 11.0, 100, 100)], 0.1)) == 1
+    # a slope no clearer than noise (z < TREND_SLOPE_Z) does not make a trend
+    assert len(trend_changes(ramp[:8], [Change(4, "progression", 0.0, 1.0, 4, 4)], 10.0)) == 1
