@@ -184,6 +184,18 @@ def tcpd_table(root: str, peers: bool, margin: int = 5) -> str:
     return "\n".join(lines)
 
 
+def _saved(path: str) -> Any:
+    """One saved ``pal evaluate --format json`` output; an unreadable one names its file."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            rows = json.load(fh)
+    except (OSError, ValueError) as exc:
+        raise SystemExit(f"bench_accuracy: {path}: not a saved `pal evaluate --format json` output ({exc})") from None
+    if not isinstance(rows, list) or not all(isinstance(r, dict) and "name" in r for r in rows):
+        raise SystemExit(f"bench_accuracy: {path}: expected a list of scored rows, each with a name")
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", choices=["honest", "csit-like"], default="honest")
@@ -203,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     seeds = [s for s in args.seeds if s != args.tune_seed]
     if args.from_json:
-        runs: list[Any] = [json.load(open(p, encoding="utf-8")) for p in args.from_json]
+        runs: list[Any] = [_saved(p) for p in args.from_json]
         online = args.replayed
         print(summary(runs, ", ".join(args.from_json)))
         print()
