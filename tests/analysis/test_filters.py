@@ -361,7 +361,7 @@ def test_a_change_found_after_the_window_is_recent_when_its_evidence_became_stro
     assert (now.index, now.recent, now.late) == (20, True, False)
 
 
-def test_a_noisy_linear_ramp_is_not_a_staircase_of_alerts():
+def test_a_noisy_linear_ramp_is_not_a_staircase_of_alerts(monkeypatch):
     """30 noise sd over 300 runs: MDL cuts the ramp into a dozen steps, each a change of about
     2.5 sd with levels that lean its way; a straight line fits each pair of levels at least as
     well as the step, so none is alerted (without the trend test: 11-13 alerts, seeds 1-8)."""
@@ -373,11 +373,9 @@ def test_a_noisy_linear_ramp_is_not_a_staircase_of_alerts():
         assert len(mdl.detect(ramp).changes) >= 8  # the graph's groups stay the detector's
         assert alertable_changes(mdl, ramp, +1, min_change_pct=1.0, confirm_runs=2) == []
         assert filters.TREND_TEST
-        filters.TREND_TEST = False
-        try:
+        with monkeypatch.context() as m:
+            m.setattr(filters, "TREND_TEST", False)
             assert len(alertable_changes(mdl, ramp, +1, min_change_pct=1.0, confirm_runs=2)) >= 8
-        finally:
-            filters.TREND_TEST = True
 
 
 def test_a_flat_step_still_alerts_with_the_trend_test():
