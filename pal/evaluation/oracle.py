@@ -14,8 +14,11 @@ The threshold is what keeps a real detector quiet on runs without changes: ``sta
 is the largest split z of each stationary series, one false alarm when it reaches the
 threshold, and ``calibrated_z`` the least threshold at which those raise no more false alarms
 per 1,000 stationary runs than a goal allows. A real detector at the same false-alarm rate has
-less to go on, so the oracle's recall bounds any such detector's; its only false positives are
-those alarms (``pal evaluate --oracle`` scores it as a row of its own).
+less to go on, so the oracle's recall bounds any such detector's, with two exceptions it does
+not model: a robust statistic may see a little more in heavy-tailed noise than the means do,
+and a test that pools the levels on both sides of a change later undone (a window) has more
+runs than one split. Its only false positives are those alarms (``pal evaluate --oracle``
+scores it as a row of its own).
 """
 
 from __future__ import annotations
