@@ -123,7 +123,9 @@ def stationary_z(series: LabelledSeries, noise: float | None = None) -> float:
 
 def calibrated_z(sets: Iterable[LabelledSeries], per_1k: float, noise: float | None = None) -> float:
     """The least threshold at which the stationary series' largest split z raise at most
-    ``per_1k`` false alarms per 1,000 of their valid runs (one alarm per series whose z reaches it)."""
+    ``per_1k`` false alarms per 1,000 of their valid runs (one alarm per series whose z reaches it).
+    0.0 when the set has no stationary series: there is no false alarm to calibrate against, and
+    the bound is then recall by placement alone (``pal evaluate --oracle`` shows the z it used)."""
     zs, runs = [], 0
     for s in sets:
         if s.stationary:

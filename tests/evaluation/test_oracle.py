@@ -96,3 +96,10 @@ def test_the_oracle_row_of_pal_evaluate_scores_what_bound_says():
     assert score.false_alarms_per_1k == pytest.approx(b["false_alarms_per_1k"], abs=1e-6)
     assert score.false_alarms_per_1k > 0
     assert score.breakdown["by_size"]["<2"]["recall"] == pytest.approx(b["by_size"]["<2"], abs=1e-6)
+
+
+def test_a_set_without_stationary_series_has_no_threshold_to_calibrate():
+    step = _series([100.0] * 20 + [101.0] * 20, [(20, "progression")])
+    assert calibrated_z([step], 0.05) == 0.0
+    b = bound([step], calibrated_z([step], 0.05))
+    assert b["false_alarms_per_1k"] is None and b["recall"] == 1.0
