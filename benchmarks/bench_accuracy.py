@@ -23,8 +23,10 @@ import statistics
 import sys
 from typing import Any, Sequence
 
+from pal.evaluation.datasets import LabelledSeries
 from pal.evaluation.harness import (
-    default_candidates, evaluate, generated, peer_candidates, run_candidate_for, default_test_sets, score_row,
+    ORACLE_MIN_CHANGE_PCT, ORACLE_PER_1K, default_candidates, default_test_sets, evaluate, generated,
+    peer_candidates, run_candidate_for, score_row,
 )
 from pal.evaluation.metrics import LENGTH_BINS, SIZE_BINS
 
@@ -83,18 +85,17 @@ def summary(runs: Sequence[Sequence[dict]], label: str) -> str:
     return "\n".join(lines)
 
 
-def oracle_rows(seeds: Sequence[int], data: str, per_1k: float = GOALS["false_alarms_per_1k"][0],
-                margin: int = 3, min_change_pct: float = 1.0, z_min: float | None = None) -> list[dict]:
-    """Per seed, the oracle bound (``pal.evaluation.oracle``) at the threshold that keeps that
-    seed's stationary series within ``per_1k`` false alarms per 1,000 runs (the offline goal;
-    calibrated in-sample, so generous), or at ``z_min`` for every seed (e.g. the tuning seed's)."""
+def oracle_rows(sets: dict[int, list[LabelledSeries]], z_min: float | None = None, margin: int = 3) -> list[dict]:
+    """Per seed (``sets``: its generated series), the oracle bound (``pal.evaluation.oracle``) at
+    the threshold that keeps that seed's stationary series within ``pal evaluate --oracle``'s false
+    alarms per 1,000 runs (the offline goal; calibrated in-sample, so generous), or at ``z_min``
+    for every seed (e.g. the tuning seed's)."""
     from pal.evaluation.oracle import bound, calibrated_z
 
     out = []
-    for seed in seeds:
-        series = generated(data, seed)
-        z = calibrated_z(series, per_1k) if z_min is None else z_min
-        out.append(dict(bound(series, z, margin, min_change_pct), seed=seed))
+    for seed, series in sets.items():
+        z = calibrated_z(series, ORACLE_PER_1K) if z_min is None else z_min
+        out.append(dict(bound(series, z, margin, ORACLE_MIN_CHANGE_PCT), seed=seed))
     return out
 
 
@@ -164,7 +165,6 @@ def measure(seeds: Sequence[int], online: bool, peers: bool, small: bool, data: 
 
 def tcpd_table(root: str, peers: bool, margin: int = 5) -> str:
     """Mean TCPD F1 (margin ``margin``) of every detector's raw and run path, the peers and no-change."""
-    from pal.evaluation.datasets import LabelledSeries
     from pal.evaluation.tcpd import read_tcpd, score
 
     series = read_tcpd(root)
@@ -221,11 +221,12 @@ def main(argv: list[str] | None = None) -> int:
         print()
         print(goals(runs, online))
         return 0
-    oracle = oracle_rows(seeds, args.data)
+    sets = {seed: generated(args.data, seed) for seed in seeds}
+    oracle = oracle_rows(sets)
     print(oracle_table(oracle))
     print()
-    z_tune = oracle_rows([args.tune_seed], args.data)[0]["z_min"]
-    print(oracle_table(oracle_rows(seeds, args.data, z_min=z_tune),
+    z_tune = oracle_rows({args.tune_seed: generated(args.data, args.tune_seed)})[0]["z_min"]
+    print(oracle_table(oracle_rows(sets, z_min=z_tune),
                        f"{z_tune:.3f}, calibrated on the tuning seed {args.tune_seed} and kept for every seed"))
     print()
     if args.oracle_only:

@@ -29,6 +29,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+from pal.analysis.detector import kind_of
 from pal.evaluation.datasets import LabelledSeries
 from pal.evaluation.metrics import SIZE_BINS, Detected
 
@@ -69,10 +70,6 @@ def _visible(series: LabelledSeries) -> np.ndarray:
     return np.flatnonzero(~np.isnan(x))
 
 
-def _kind(m1: float, m2: float, direction: int) -> str:
-    return "progression" if (m2 - m1) * direction > 0 else "regression"
-
-
 def oracle_calls(series: LabelledSeries, noise: float | None = None) -> list[OracleCall]:
     """Each true change of ``series`` placed and sized between its neighbouring true changes.
 
@@ -95,7 +92,7 @@ def oracle_calls(series: LabelledSeries, noise: float | None = None) -> list[Ora
             continue
         k, z, m1, m2 = _split(x[pos], noise)
         rel = 100.0 * abs(m2 - m1) / abs(m1) if m1 else math.inf
-        out.append(OracleCall(at, kind, size, cat, int(pos[k]), _kind(m1, m2, series.direction), z, rel))
+        out.append(OracleCall(at, kind, size, cat, int(pos[k]), kind_of(m1, m2, series.direction), z, rel))
     return out
 
 
@@ -112,13 +109,20 @@ def _segment_noise(series: LabelledSeries, valid: np.ndarray) -> float:
     return float(np.median(rel)) if rel else math.nan
 
 
-def stationary_z(series: LabelledSeries, noise: float | None = None) -> float:
-    """The largest split z of a series without changes under the oracle's noise (its dips masked)."""
+def _whole_split(series: LabelledSeries, noise: float | None) -> tuple[int, float, float, float] | None:
+    """``_split`` of a series' visible runs as one level (k as a run index); None under 2 runs."""
     valid = _visible(series)
     x = np.asarray(series.values, dtype=np.float64)[valid]
     if len(x) < 2:
-        return 0.0
-    return _split(x, _segment_noise(series, valid) if noise is None else noise)[1]
+        return None
+    k, z, m1, m2 = _split(x, _segment_noise(series, valid) if noise is None else noise)
+    return int(valid[k]), z, m1, m2
+
+
+def stationary_z(series: LabelledSeries, noise: float | None = None) -> float:
+    """The largest split z of a series without changes under the oracle's noise (its dips masked)."""
+    split = _whole_split(series, noise)
+    return 0.0 if split is None else split[1]
 
 
 def calibrated_z(sets: Iterable[LabelledSeries], per_1k: float, noise: float | None = None) -> float:
@@ -179,11 +183,10 @@ def oracle_detections(series: LabelledSeries, z_min: float, margin: int, min_cha
     reported there, or on a series without changes its one false alarm when its largest split
     z reaches ``z_min``: scored like any detector, they give ``bound``'s figures."""
     if series.stationary:
-        valid = _visible(series)
-        x = np.asarray(series.values, dtype=np.float64)[valid]
-        if len(x) < 2:
+        split = _whole_split(series, noise)
+        if split is None or not split[1] >= z_min:
             return []
-        k, z, m1, m2 = _split(x, _segment_noise(series, valid) if noise is None else noise)
-        return [Detected(int(valid[k]), _kind(m1, m2, series.direction), int(valid[k]))] if z >= z_min else []
+        at, _, m1, m2 = split
+        return [Detected(at, kind_of(m1, m2, series.direction), at)]
     return [Detected(c.index, c.kind, c.index) for c in oracle_calls(series, noise)
             if found(c, z_min, margin, min_change_pct)]
