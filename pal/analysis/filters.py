@@ -233,16 +233,14 @@ def alert_changes(detector: Detector, series: SeriesInput, direction: int = 1, m
         noise = run_noise(seen)
         changes = shift_changes(seen, changes, direction, SHIFT_Z, EXCURSION_Z, SHIFT_MIN_RUNS, noise)
         changes = refine_changes(seen, changes, direction, REFINE_RUNS)
-        kept = filter_changes(values, changes, direction, min_change_pct, confirm_runs, CONFIRM_SIGMA, noise, seen)
-        while TREND_TEST:
-            left = trend_changes(seen, kept, noise, TREND_MARGIN, TREND_SLOPE_Z)
-            trend = {c.index for c in kept} - {c.index for c in left}
+        while True:
+            kept = filter_changes(values, changes, direction, min_change_pct, confirm_runs, CONFIRM_SIGMA, noise, seen)
+            trend = {c.index for c in kept} - {c.index for c in trend_changes(
+                seen, kept, noise, TREND_MARGIN, TREND_SLOPE_Z)} if TREND_TEST else set()
             if not trend:
-                break
+                return kept
             # the levels around a dropped change are re-measured (and the next change with them)
             changes = [c for c in changes if c.index not in trend]
-            kept = filter_changes(values, changes, direction, min_change_pct, confirm_runs, CONFIRM_SIGMA, noise, seen)
-        return kept
     return filter_changes(values, changes, direction, min_change_pct, confirm_runs)
 
 
