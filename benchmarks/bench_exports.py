@@ -1,8 +1,9 @@
-"""CSV exports at CSIT scale: exports/series.csv and the site's per-job downloads, against pandas.
+"""CSV at CSIT scale: the exports' CSV writer on the whole series table, and the site's per-job
+downloads, against pandas.
 
     python -m benchmarks.bench_exports                      # 4 jobs x 1,500 tests x 176 builds (1.05 M rows)
     python -m benchmarks.bench_exports --tests 300          # smaller
-    python -m benchmarks.bench_exports --export out/exports/series.parquet   # a real run's export
+    python -m benchmarks.bench_exports --export out/exports   # a real run's exports (samples-parquet/, groups.parquet)
 
 Times are CPU seconds of this process (user + system). References, measured in the same run
 on the same data: ``DataFrame.to_csv`` of the neutralised
@@ -69,23 +70,30 @@ def synthetic(tests: int, builds: int, seed: int = 1) -> tuple[list[SeriesResult
     return results, pd.DataFrame(rows)
 
 
-def from_export(path: Path) -> tuple[list[SeriesResult], pd.DataFrame]:
-    """Series rebuilt from a run's exports/series.parquet (values, trend, groups, labels, facts)."""
-    df = pd.read_parquet(path)
+def from_export(exports: Path) -> tuple[list[SeriesResult], pd.DataFrame]:
+    """Series rebuilt from a run's exports directory: the build files (``samples-parquet/``) and
+    ``groups.parquet`` (values, trend, groups, changes, facts)."""
+    df = pd.read_parquet(exports / "samples-parquet").sort_values(["job", "test_id", "metric", "build"], kind="stable")
+    by_key: dict[tuple, list] = {}
+    for row in pd.read_parquet(exports / "groups.parquet").itertuples(index=False):
+        by_key.setdefault((row.job, row.test_id, row.metric), []).append(row)
     results = []
     for (job, test_id, metric), g in df.groupby(["job", "test_id", "metric"], sort=False):
-        group = g["group"].to_numpy(dtype=np.float64, na_value=np.nan)
-        glabel, label = g["group_label"].tolist(), g["label"].tolist()
-        groups = []
-        for gi in np.unique(group[~np.isnan(group)]).astype(int).tolist():
-            idx = np.flatnonzero(group == gi)
-            groups.append(TrendGroup(int(idx[0]), int(idx[-1]) + 1, 0.0, 0.0, len(idx), glabel[idx[0]]))
-        anomalies = [Change(i, k, 0.0, 0.0, 1, i) for i, k in enumerate(label) if k in ("regression", "progression")]
+        builds, values = g["build"].to_numpy(), g["value"].to_numpy()
+        trend, groups, changes = np.full(len(g), np.nan), [], []
+        for row in by_key.get((job, test_id, metric), []):
+            lo = int(np.searchsorted(builds, row.first_build))
+            hi = int(np.searchsorted(builds, row.last_build, side="right"))
+            groups.append(TrendGroup(lo, hi, float(row.trend), float(row.stdev), int(row.valid), row.label))
+            trend[lo:hi] = np.where(np.isfinite(values[lo:hi]), row.trend, np.nan)
+            if isinstance(row.anomaly, str):
+                i = int(np.searchsorted(builds, row.anomaly_build))
+                changes.append(Change(i, row.anomaly, 0.0, 0.0, 1, i))
         first = g.iloc[0]
         results.append(SeriesResult(
-            key=SeriesKey(job, test_id, metric), builds=g["build"].to_numpy(),
-            times=g["build_time"].dt.tz_localize(None).to_numpy(), values=g["value"].to_numpy(),
-            stdevs=g["stdev"].to_numpy(), trend=g["trend"].to_numpy(), groups=groups, changes=anomalies,
+            key=SeriesKey(job, test_id, metric), builds=builds,
+            times=g["build_time"].dt.tz_localize(None).to_numpy(), values=values,
+            stdevs=g["stdev"].to_numpy(), trend=trend, groups=groups, changes=changes,
             compliance=None, verdict="normal", direction=1, detector="mdl", test_set=first["test_set"],
             attrs={k: first[k] for k in ("topo_arch", "nic", "frame_size", "cores")}))
     builds = df.drop_duplicates(["job", "build"])[["job", "build", "testbed", "dut_version"]]
@@ -103,7 +111,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--tests", type=int, default=1500, help="tests per job (4 jobs)")
     ap.add_argument("--builds", type=int, default=176)
-    ap.add_argument("--export", type=Path, help="rebuild the series from this series.parquet instead")
+    ap.add_argument("--export", type=Path, help="rebuild the series from this exports directory instead")
     args = ap.parse_args()
     results, builds = from_export(args.export) if args.export else synthetic(args.tests, args.builds)
     frame, t_frame = timed(series_frame, results, builds)

@@ -89,7 +89,8 @@ def outcomes(demo_small: DemoHistory, tmp_path_factory: pytest.TempPathFactory) 
             pal.analysis.series.CHUNK_SERIES = chunk
             pal.pipeline.ANALYSE_MIN_WORKERS = min_workers
         out[name] = {"outcome": outcome, "calls": calls, "samples": Store(spec.store_dir).samples(),
-                     "exports": (root / "out" / "exports" / "series.csv").read_bytes()}
+                     "exports": {str(f.relative_to(root / "out" / "exports")): f.read_bytes()
+                                 for f in sorted((root / "out" / "exports").rglob("*")) if f.is_file()}}
     return out
 
 

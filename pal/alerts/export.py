@@ -1,36 +1,36 @@
-"""Series export: every sample of every series with its group, as CSV / Parquet / JSON.
+"""Series exports, as CSV / Parquet / JSON: every sample of the window, and its trend groups.
 
-One row per (job, test_id, metric, build) run the series has, columns ``EXPORT_COLUMNS``:
-the value (NaN = missing, never 0.0), the trend (group average), the group's index in the
-series (null for a run outside every group) and label, the sample's label (``regression`` /
-``progression`` at the first run of an anomalous group, ``missing`` where the run has no
-value, else ``normal``), and testbed / DUT version of the build.
+A run writes, for each format of ``outputs.exports`` (``Exports``):
+
+- ``exports/samples-<fmt>/<job>/<build>.<fmt>``: every sample of one build, columns
+  ``SAMPLE_EXPORT_COLUMNS`` (the value, NaN = missing and never 0.0; its stdev; the test's
+  attributes; the build's time, testbed and DUT version). What a build's file holds does not
+  depend on the window, so a daily run writes the files of its new builds only (and removes
+  those of builds that left the window), whatever the size of the history;
+- ``exports/groups.<fmt>``: every trend group of every series, ``GROUP_COLUMNS`` (its builds,
+  runs, average, label and the change called inside it): what the analysis of the window
+  decides, a few rows per series, written every run.
+
+A build's file joins its groups on (job, test_id, metric) with ``first_build <= build <=
+last_build``. ``series_frame`` is the same samples with their groups as one table (benchmarks).
 
 CSV cells are neutralised against formula injection: a text cell starting with ``=``, ``+``,
 ``-``, ``@``, tab or CR gets a leading ``'``; numeric columns stay numbers. Parquet keeps the
 raw text (it is not opened by spreadsheets as formulas).
-
-``SeriesExports`` writes ``series.csv`` and ``series.parquet`` in one pass over the rows, job by
-job (rows are sorted by job first). Each file is kept for the next run as ``exports/.parts/<layout>``
-``.csv`` / ``.parquet`` (hard links: no byte written twice), with ``<layout>.json``, where each
-job's rows are in them (CSV bytes, Parquet row groups) under the digest of everything in them;
-``<layout>`` is the digest of the jobs and their digests. A later run copies the rows of a job
-whose digest is there instead of formatting them. The files are byte for byte what the same
-code writes from scratch.
 """
-
 from __future__ import annotations
 
-import errno
 import functools
 import hashlib
 import io
 import json
 import logging
+import math
 import os
 import re
+import shutil
 from pathlib import Path
-from typing import BinaryIO, Callable, Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 import numpy as np
 import pandas as pd
@@ -40,14 +40,13 @@ import pyarrow.parquet as pq
 from pal import csvtext
 from pal.model import SeriesResult
 from pal.atomic import TMP_MARK, write_atomic
-from pal.memory import release_memory
 
 log = logging.getLogger("pal")
 
 EXPORT_COLUMNS = ["job", "test_id", "metric", "test_set", "topo_arch", "nic", "frame_size", "cores", "build",
                   "build_time", "testbed", "dut_version", "value", "stdev", "trend", "group", "group_label", "label"]
 _TEXT = ("job", "test_id", "metric", "test_set", "topo_arch", "nic", "frame_size", "cores", "testbed",
-         "dut_version", "group_label", "label")
+         "dut_version", "group_label", "label", "anomaly")
 _DANGEROUS = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -288,279 +287,357 @@ def json_bytes(df: pd.DataFrame) -> bytes:
 
 
 # ---------------------------------------------------------------------------
-# Per-job parts: a daily run formats only the jobs whose rows changed
+# The exports of a run: a file per build, kept while its rows do not change, and the groups
 # ---------------------------------------------------------------------------
 
-PARTS_DIR = ".parts"
-#: the exports made in one pass, job by job (JSON is one array, made from the whole frame)
-PART_FORMATS = ("csv", "parquet")
-EXPORT_CHUNK_SERIES = 100  # series formatted at a time (a row group of series.parquet each)
-#: a kept ``series.<fmt>`` (also the per-job parts of older versions): ``.parts/<digest>.<fmt>``
-_KEPT_FILE = re.compile(r"^(?P<digest>[0-9a-f]{40})\.(?P<fmt>csv|parquet)$")
-#: where each job's rows are in the kept files of one layout: ``.parts/<layout>.json``
-_KEPT_INDEX = re.compile(r"^(?P<digest>[0-9a-f]{40})\.json$")
+#: a build's file: what was measured, nothing that the analysis of the window decides
+SAMPLE_EXPORT_COLUMNS = ["job", "test_id", "metric", "test_set", "topo_arch", "nic", "frame_size", "cores",
+                         "build", "build_time", "testbed", "dut_version", "value", "stdev"]
+#: ``groups.<fmt>``: one row per trend group of a series, what the window's analysis decides
+GROUP_COLUMNS = ["job", "test_id", "metric", "test_set", "group", "first_build", "last_build", "runs", "valid",
+                 "trend", "stdev", "label", "anomaly", "anomaly_build"]
+EXPORT_FORMATS = ("csv", "parquet", "json")
+#: the index of the build files that are current: ``exports/samples-index.json``
+SAMPLES_INDEX = "samples-index.json"
+#: what earlier versions wrote here (one file of every sample a run, rewritten daily), removed
+_OLD_LAYOUT = ("series.csv", "series.parquet", "series.json", ".parts")
+_SERIES_TEXT = ("job", "test_id", "metric", "test_set", "topo_arch", "nic", "frame_size", "cores")
+_GROUP_TEXT = ("job", "test_id", "metric", "test_set", "label", "anomaly")
+
+
+def samples_dir(exports_dir: Path, fmt: str) -> Path:
+    """``exports/samples-<fmt>/``: one directory per job, one ``<build>.<fmt>`` file per build."""
+    return Path(exports_dir) / f"samples-{fmt}"
+
+
+def job_dir_name(job: str) -> str:
+    """A job's directory under ``samples-<fmt>/``: its name where that is a safe file name, else
+    its name made safe plus a digest (two jobs never share a directory, none can be ``..``)."""
+    if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,150}", job):
+        return job
+    safe = re.sub(r"[^A-Za-z0-9_-]+", "-", job).strip("-")[:80] or "job"
+    return f"{safe}-{hashlib.sha1(job.encode()).hexdigest()[:8]}"
+
+
+class _JobRows:
+    """One job's samples as row arrays, build after build (series order within a build)."""
+
+    def __init__(self, job: str, results: list[SeriesResult]):
+        ordered = sorted(results, key=lambda r: (r.key.test_id, r.key.metric))
+        self.job = job
+        self.texts = {"job": [job] * len(ordered), "test_id": [r.key.test_id for r in ordered],
+                      "metric": [r.key.metric for r in ordered], "test_set": [r.test_set for r in ordered],
+                      **{k: [r.attrs.get(k) for r in ordered] for k in ("topo_arch", "nic", "frame_size", "cores")}}
+        lengths = np.array([len(r.values) for r in ordered], dtype=np.int64)
+        series = np.repeat(np.arange(len(ordered), dtype=np.int64), lengths)
+        build = _cat([np.asarray(r.builds, dtype=np.int64) for r in ordered], np.int64)
+        order = np.argsort(build, kind="stable")
+        self.series, self.build = series[order], build[order]
+        self.time = _cat([np.asarray(r.times, dtype="datetime64[ns]") for r in ordered], "datetime64[ns]")[order]
+        self.value = _cat([np.asarray(r.values, dtype=np.float64) for r in ordered], np.float64)[order]
+        self.stdev = _cat([np.asarray(r.stdevs, dtype=np.float64) for r in ordered], np.float64)[order]
+        cuts = np.flatnonzero(np.diff(self.build)) + 1
+        starts = np.concatenate(([0], cuts)).astype(np.int64)
+        ends = np.concatenate((cuts, [len(self.build)])).astype(np.int64)
+        #: (build, first row, end row) of each build
+        self.spans = [(int(self.build[a]), int(a), int(b)) for a, b in zip(starts, ends) if b > a]
+        self._sdigest = np.array([int.from_bytes(hashlib.sha1(json.dumps(
+            [self.texts[c][i] for c in _SERIES_TEXT], default=str).encode()).digest()[:8], "little")
+            for i in range(len(ordered))], dtype=np.uint64)
+
+    def digest(self, lo: int, hi: int, facts: tuple[object, object], version: bytes) -> str:
+        """Of every value in the rows ``lo:hi`` (one build): texts, times, values, build facts."""
+        h = hashlib.sha1(version)
+        h.update(json.dumps([self.job, int(self.build[lo]) if hi > lo else None, *facts], default=str).encode())
+        for arr in (self._sdigest[self.series[lo:hi]], self.time[lo:hi].view(np.int64), self.value[lo:hi],
+                    self.stdev[lo:hi]):
+            h.update(np.ascontiguousarray(arr).tobytes())
+        return h.hexdigest()
+
+    def frame(self, spans: list[tuple[int, int, int]], facts: dict[tuple[str, int], tuple[object, object]]) -> pd.DataFrame:
+        """The rows of ``spans`` (some of ``self.spans``), one after the other, as a table of
+        SAMPLE_EXPORT_COLUMNS; testbed and DUT version from ``facts`` by (job, build)."""
+        sel = np.concatenate([np.arange(lo, hi, dtype=np.int64) for _, lo, hi in spans]) if spans \
+            else np.empty(0, dtype=np.int64)
+        idx = self.series[sel]
+        data: dict[str, object] = {c: _text_array(self.texts[c], idx) for c in _SERIES_TEXT}
+        data["build"] = self.build[sel]
+        data["build_time"] = pd.to_datetime(self.time[sel], utc=True)
+        of_row = np.repeat(np.arange(len(spans), dtype=np.int64), [hi - lo for _, lo, hi in spans])
+        per_span = [facts.get((self.job, b), (None, None)) for b, _, _ in spans]
+        data["testbed"], data["dut_version"] = (_text_array([f[i] for f in per_span], of_row) for i in (0, 1))
+        data["value"], data["stdev"] = self.value[sel], self.stdev[sel]
+        return pd.DataFrame({c: data[c] for c in SAMPLE_EXPORT_COLUMNS})
+
+
+def _facts_of(builds: pd.DataFrame | None) -> dict[tuple[str, int], tuple[object, object]]:
+    """(job, build) -> (testbed, DUT version) from the builds table, its last row winning."""
+    if builds is None or builds.empty:
+        return {}
+    facts = builds.drop_duplicates(["job", "build"], keep="last")
+    cols = [facts[c].tolist() if c in facts.columns else [None] * len(facts) for c in ("testbed", "dut_version")]
+    return {(str(j), int(b)): (_text_or_none(t), _text_or_none(v))
+            for j, b, t, v in zip(facts["job"].tolist(), facts["build"].tolist(), *cols)}
+
+
+def _text_or_none(v: object) -> str | None:
+    return None if v is None or v is pd.NA or (isinstance(v, float) and v != v) else str(v)
+
+
+def groups_frame(results: list[SeriesResult]) -> pd.DataFrame:
+    """Every trend group of ``results``, one row each (GROUP_COLUMNS), sorted by series and group.
+
+    ``runs`` counts the group's runs, missing ones included, ``valid`` those with a value;
+    ``anomaly`` / ``anomaly_build`` are the change the detector calls inside the group (its kind
+    and the build of its first run), empty when there is none.
+    """
+    ordered = sorted(results, key=lambda r: (r.key.job, r.key.test_id, r.key.metric))
+    cols: dict[str, list] = {c: [] for c in GROUP_COLUMNS}
+    for r in ordered:
+        n = len(r.values)
+        builds = np.asarray(r.builds, dtype=np.int64)
+        values = np.asarray(r.values, dtype=np.float64)
+        changes = sorted((a.index, a.kind) for a in r.changes if 0 <= a.index < n and not math.isnan(values[a.index]))
+        for gi, g in enumerate(r.groups):
+            lo, hi = max(0, min(g.start, n)), max(0, min(g.end, n))
+            inside = next(((i, kind) for i, kind in changes if lo <= i < hi), None)
+            for c, v in (("job", r.key.job), ("test_id", r.key.test_id), ("metric", r.key.metric),
+                         ("test_set", r.test_set), ("group", gi),
+                         ("first_build", int(builds[lo]) if hi > lo else None),
+                         ("last_build", int(builds[hi - 1]) if hi > lo else None), ("runs", hi - lo),
+                         ("valid", int(g.size)), ("trend", float(g.avg)), ("stdev", float(g.stdev)),
+                         ("label", g.label), ("anomaly", inside[1] if inside else None),
+                         ("anomaly_build", int(builds[inside[0]]) if inside else None)):
+                cols[c].append(v)
+    frame = {c: pd.array(cols[c], dtype="string") for c in _GROUP_TEXT}
+    for c in ("group", "first_build", "last_build", "runs", "valid", "anomaly_build"):
+        frame[c] = pd.array(cols[c], dtype="Int64")
+    for c in ("trend", "stdev"):
+        frame[c] = np.asarray(cols[c], dtype=np.float64)
+    return pd.DataFrame({c: frame[c] for c in GROUP_COLUMNS})
 
 
 def _format_version() -> bytes:
-    """What else decides a part's bytes: this module's and csvtext's code, the pandas/Arrow versions."""
+    """What else decides a file's bytes: this module's and csvtext's code, the pandas/Arrow versions."""
     h = hashlib.sha1(f"{pd.__version__}|{pa.__version__}".encode())
     for mod in (__file__, csvtext.__file__):
         h.update(Path(mod).read_bytes())
     return h.digest()
 
 
-def job_digest(results: list[SeriesResult], builds: pd.DataFrame | None, version: bytes = b"") -> str:
-    """A digest of every value a job's export rows hold: series keys, attributes, arrays, groups,
-    anomalies and the testbed / DUT version of its builds (``results`` of one job)."""
-    h = hashlib.sha1(version)
-    for r in sorted(results, key=lambda r: (r.key.test_id, r.key.metric)):
-        head = [r.key.job, r.key.test_id, r.key.metric, r.test_set,
-                [r.attrs.get(k) for k in ("topo_arch", "nic", "frame_size", "cores")],
-                [(g.start, g.end, g.label) for g in r.groups], [(a.index, a.kind) for a in r.changes],
-                len(r.values)]
-        h.update(json.dumps(head, default=str).encode())
-        h.update(np.asarray(r.builds, dtype=np.int64).tobytes())
-        h.update(np.asarray(r.times, dtype="datetime64[ns]").view(np.int64).tobytes())
-        for arr in (r.values, r.stdevs, r.trend):
-            h.update(np.asarray(arr, dtype=np.float64).tobytes())
-    if builds is not None and not builds.empty:
-        cols = [c for c in ("job", "build", "testbed", "dut_version") if c in builds.columns]
-        h.update(builds[cols].to_json(orient="values", date_format="iso").encode())
-    return h.hexdigest()
+@functools.lru_cache(maxsize=None)
+def _parquet_schema(columns: tuple[str, ...]) -> pa.Schema:
+    """The Arrow schema of a build's file or of the groups (from an empty table): every build's
+    file has the same types, whatever its own columns hold (an all-empty testbed stays text)."""
+    frame = _JobRows("", []).frame([], {}) if columns == tuple(SAMPLE_EXPORT_COLUMNS) else groups_frame([])
+    return pa.Table.from_pandas(frame, preserve_index=False).schema
 
 
-class SeriesExports:
-    """``series.csv`` / ``series.parquet`` / ``series.json`` of a run, written job by job.
+def file_bytes(df: pd.DataFrame, fmt: str) -> bytes:
+    """One export file of ``df`` (SAMPLE_EXPORT_COLUMNS or GROUP_COLUMNS) in ``fmt``."""
+    return b"".join(bytes(p) for p in _Formatted(df, fmt).pieces(0, len(df)))
 
-    The first ``write`` of CSV or Parquet makes every format of ``formats`` in one pass over the
-    rows, into temp files; each ``write(fmt, target)`` then puts its own in place atomically (a
-    format not declared gets a pass of its own). A job whose digest is in the files kept by an earlier run (same
-    ``exports_dir``) is not formatted: its CSV bytes and Parquet row groups are copied from
-    them. The JSON export is made from the whole frame (it is one array).
+
+class _Formatted:
+    """A table made ready once for files of any of its row ranges in one format: the texts of
+    a CSV column quoted once for all ranges (a job's test ids, not a build's), the Arrow table
+    converted once. A range's file is what ``file_bytes`` of those rows alone makes."""
+
+    def __init__(self, df: pd.DataFrame, fmt: str):
+        if fmt not in EXPORT_FORMATS:
+            raise ValueError(f"unknown export format {fmt!r}")
+        self.fmt, self.df = fmt, df
+        if fmt == "csv":
+            few = max(1, len(df) // csvtext.MIN_REUSE)
+            cells = [_column_cells(col, df[col], few) for col in df.columns]
+            if any(c is None for c in cells):
+                raise ValueError(f"a column of a type the CSV writer does not know: {list(df.dtypes)}")
+            self.header, self.cells = [str(c) for c in df.columns], cells
+        elif fmt == "parquet":
+            self.table = pa.Table.from_pandas(df, preserve_index=False).cast(_parquet_schema(tuple(df.columns)))
+
+    def pieces(self, lo: int, hi: int) -> Iterator[bytes | memoryview]:
+        if self.fmt == "csv":
+            yield from csvtext.iter_csv(self.header, [_rows(c, lo, hi) for c in self.cells])
+        elif self.fmt == "json":
+            yield json_bytes(self.df.iloc[lo:hi].reset_index(drop=True))
+        else:
+            sink = pa.BufferOutputStream()
+            # dictionary pages for the texts only: numbers are nearly all distinct
+            pq.write_table(self.table.slice(lo, hi - lo), sink, compression="zstd",
+                           use_dictionary=[c for c in self.df.columns if c in _TEXT])
+            yield sink.getvalue().to_pybytes()
+
+
+def _rows(cells: csvtext.Cells, lo: int, hi: int) -> csvtext.Cells:
+    """The rows ``lo:hi`` of a column's CSV cells."""
+    if isinstance(cells, csvtext.Coded):
+        return csvtext.Coded(cells.codes[lo:hi], cells.cells)
+    if isinstance(cells, csvtext.Computed):
+        return csvtext.Computed(hi - lo, lambda a, b, make=cells.make: make(lo + a, lo + b))
+    return cells.slice(lo, hi - lo)
+
+
+class Exports:
+    """The exports of a run under ``exports_dir``, in each of ``formats``:
+
+    - ``samples-<fmt>/<job>/<build>.<fmt>``: every sample of one build (SAMPLE_EXPORT_COLUMNS).
+      A build's rows change only when it is parsed again or the spec renames or regroups its
+      tests, so a daily run writes the files of its new builds, removes those of builds that
+      left the window, and keeps the rest: ``samples-index.json`` holds the digest of each
+      file's rows and its size, and a file is written again only when they differ.
+    - ``groups.<fmt>``: the trend groups of every series (GROUP_COLUMNS), written every run.
+
+    Every file is written atomically. A kill leaves, at worst, files the index does not vouch
+    for: the next run writes them again, so its exports equal an uninterrupted run's.
     """
 
     def __init__(self, exports_dir: Path, results: list[SeriesResult], builds: pd.DataFrame | None,
-                 formats: Iterable[str] = PART_FORMATS):
-        #: the formats made in the one pass over the rows
-        self.formats = tuple(f for f in PART_FORMATS if f in set(formats))
-        self.parts = Path(exports_dir) / PARTS_DIR
+                 formats: Iterable[str]):
+        self.dir = Path(exports_dir)
+        self.formats = tuple(f for f in EXPORT_FORMATS if f in set(formats))
         self.results = results
-        self.builds = builds
+        self._facts = _facts_of(builds)
+        self.formatted: list[tuple[str, int]] = []  # the builds whose files this run wrote
+
+    def write(self, problem: Callable[[Path, Exception], None]) -> dict[str, Path]:
+        """Write every export; a file that cannot be written goes to ``problem(path, error)`` (it is
+        not in the index, so the next run tries again) and the others still are. Returns
+        ``{"groups.<fmt>": path, "samples-<fmt>": dir}`` of what was written."""
+        if not self.formats and not self.dir.exists():
+            return {}
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self._remove_old_layout()
+        version = _format_version()
+        old = self._load_index(version)
+        index: dict[str, dict] = {}
         by_job: dict[str, list[SeriesResult]] = {}
-        for r in results:
+        for r in self.results:
             by_job.setdefault(r.key.job, []).append(r)
-        self.jobs = sorted(by_job)
-        self._by_job = by_job
-        self._digests: dict[str, str] = {}
-        self.formatted: list[str] = []  # jobs whose rows were formatted by this object (not copied)
-        self._made: dict[str, Path] = {}  # temp files made and not yet put in place
-        self._passed = False
-        self._layout: dict[str, list] = {}  # per format: each job's [digest, start, length]
-        self._placed: dict[str, dict[str, int]] = {}  # formats in place and kept: size (and row groups)
-
-    def _job_builds(self, job: str) -> pd.DataFrame | None:
-        if self.builds is None or self.builds.empty:
-            return self.builds
-        return self.builds[self.builds["job"].astype(str).to_numpy() == job]
-
-    @functools.cached_property
-    def _version(self) -> bytes:
-        return _format_version()
-
-    def digest(self, job: str) -> str:
-        if job not in self._digests:
-            self._digests[job] = job_digest(self._by_job[job], self._job_builds(job), self._version)
-        return self._digests[job]
-
-    def _frames(self, job: str) -> Iterator[pd.DataFrame]:
-        """The job's rows as frames of EXPORT_CHUNK_SERIES series each, in export order: they are
-        written chunk by chunk, so the memory is a chunk's, not the job's (250,000 rows a job)."""
-        ordered = sorted(self._by_job[job], key=lambda r: (r.key.job, r.key.test_id, r.key.metric))
-        builds = self._job_builds(job)
-        for i in range(0, max(len(ordered), 1), EXPORT_CHUNK_SERIES):
-            yield series_frame(ordered[i:i + EXPORT_CHUNK_SERIES], builds)
-            release_memory()  # the chunk's Arrow buffers: the peak is one chunk's, not the sum
-
-    def write(self, fmt: str, target: Path) -> None:
-        """Write ``series.<fmt>`` to ``target`` atomically."""
-        if fmt == "json":
-            write_atomic(target, lambda tmp: tmp.write_bytes(json_bytes(series_frame(self.results, self.builds))))
-            return
-        if fmt not in PART_FORMATS:
-            raise ValueError(f"unknown export format {fmt!r}")
-        if fmt not in self._made:  # the first pass makes every declared format; a later one, just this
-            wanted = [f for f in PART_FORMATS if f == fmt or (not self._passed and f in self.formats)]
-            self._passed = True
-            self._made.update(self._pass(wanted))
-        made = self._made.pop(fmt)
-        write_atomic(Path(target), lambda tmp: os.replace(made, tmp))
-        self._keep(fmt, Path(target))
-
-    def _pass(self, formats: list[str]) -> dict[str, Path]:
-        """Each of ``formats`` into a temp file under ``.parts``, job by job: copied from the kept
-        files where the job's digest is there in each of them, else formatted."""
-        self.parts.mkdir(parents=True, exist_ok=True)
-        kept = self._kept()
-        tmps = {fmt: self.parts / f".series.{fmt}{TMP_MARK}{os.getpid()}" for fmt in formats}
-        header = csvtext.csv_line(EXPORT_COLUMNS).encode("utf-8")
-        layout: dict[str, list] = {fmt: [] for fmt in formats}
-        csv_out: BinaryIO | None = None
-        writer: pq.ParquetWriter | None = None
-        groups = 0
-        try:
-            if "csv" in tmps:
-                csv_out = open(tmps["csv"], "wb")
-                csv_out.write(header)
-            if "parquet" in tmps:
-                schema = pa.Table.from_pandas(series_frame([], self.builds), preserve_index=False).schema
-                # dictionary pages for the texts only: numbers are nearly all distinct, and trying
-                # them first cost 20 % of the write (and the file is 10 % smaller)
-                writer = pq.ParquetWriter(tmps["parquet"], schema, compression="zstd", use_dictionary=list(_TEXT))
-            for job in self.jobs:
-                digest = self.digest(job)
-                start = {"csv": csv_out.tell() if csv_out else 0, "parquet": groups}
-                old = kept.get(digest)
-                if old is not None and all(fmt in old for fmt in tmps):
-                    if csv_out is not None:
-                        copy_range(csv_out, *old["csv"])
-                    if writer is not None:
-                        path, first, stop = old["parquet"]
-                        reader = pq.ParquetFile(path)
-                        for i in range(first, stop):
-                            writer.write_table(reader.read_row_group(i, use_threads=False).cast(writer.schema))
-                        groups += stop - first
+        failed = False
+        for job in sorted(by_job):
+            rows = _JobRows(job, by_job[job])
+            name = job_dir_name(job)
+            kept = old.get(job, {}) if old.get(job, {}).get("dir") == name else {}
+            entries: dict[str, dict] = {}
+            todo: list[tuple[int, int, int]] = []
+            digests: dict[int, str] = {}
+            for build, lo, hi in rows.spans:
+                digest = digests[build] = rows.digest(lo, hi, self._facts.get((job, build), (None, None)), version)
+                entry = kept.get("builds", {}).get(str(build))
+                if entry is not None and entry.get("digest") == digest and self._intact(name, build, entry):
+                    entries[str(build)] = entry
                 else:
-                    self.formatted.append(job)
-                    for df in self._frames(job):
-                        if csv_out is not None:
-                            pieces = csv_chunks(df)
-                            first_piece = bytes(next(pieces))
-                            if not first_piece.startswith(header):
-                                raise ValueError(f"export of {job}: unexpected CSV header")
-                            csv_out.write(first_piece[len(header):])
-                            for piece in pieces:
-                                csv_out.write(piece)
-                        if writer is not None:
-                            writer.write_table(pa.Table.from_pandas(df, preserve_index=False).cast(writer.schema))
-                            groups += 1
-                if csv_out is not None:
-                    csv_out.flush()
-                    layout["csv"].append([digest, start["csv"], csv_out.tell() - start["csv"]])
-                if writer is not None:
-                    layout["parquet"].append([digest, start["parquet"], groups - start["parquet"]])
-        except BaseException:
-            for tmp in tmps.values():
-                tmp.unlink(missing_ok=True)
-            raise
-        finally:
-            if csv_out is not None:
-                csv_out.close()
-            if writer is not None:
-                writer.close()
-        self._layout.update(layout)
-        self._name = hashlib.sha1(json.dumps([self.jobs, [self.digest(j) for j in self.jobs]]).encode()).hexdigest()
-        return tmps
-
-    def _kept(self) -> dict[str, dict[str, tuple[Path, int, int]]]:
-        """Job digest -> format -> (kept file, start, length: bytes for CSV, row groups for Parquet),
-        from every kept index whose files are there with the sizes it says (else not used)."""
-        found: dict[str, dict[str, tuple[Path, int, int]]] = {}
-        if not self.parts.is_dir():
-            return found
-        for entry in sorted(os.scandir(self.parts), key=lambda e: e.name):
-            m = _KEPT_INDEX.match(entry.name)
-            if not m:
-                continue
+                    todo.append((build, lo, hi))
+            if todo:  # the changed builds' rows in one table, formatted build by build
+                frame = rows.frame(todo, self._facts)
+                ready = {fmt: _Formatted(frame, fmt) for fmt in self.formats}
+                at = 0
+                for build, lo, hi in todo:
+                    written = self._write_build(name, build, ready, at, at + hi - lo, problem)
+                    at += hi - lo
+                    failed |= written is None
+                    if written is not None:
+                        entries[str(build)] = {"digest": digests[build], **written}
+                        self.formatted.append((job, build))
+                del frame, ready
+            index[job] = {"dir": name, "builds": dict(sorted(entries.items(), key=lambda kv: int(kv[0])))}
+            del rows
+        paths: dict[str, Path] = {}
+        groups = groups_frame(self.results) if self.formats else None
+        for fmt in self.formats:
+            target = self.dir / f"groups.{fmt}"
             try:
-                index = json.loads(Path(entry.path).read_text("utf-8"))
-                if index.get("format") != self._version.hex():
-                    continue
-                for fmt, facts in index["files"].items():
-                    if fmt not in PART_FORMATS:
-                        continue
-                    path = self.parts / f"{m.group('digest')}.{fmt}"
-                    size = path.stat().st_size
-                    if facts.get("size") != size:
-                        continue
-                    total = size if fmt == "csv" else pq.ParquetFile(path).metadata.num_row_groups
-                    if fmt == "parquet" and facts.get("row_groups") != total:
-                        continue
-                    for digest, start, length in index["layout"][fmt]:
-                        if isinstance(start, int) and isinstance(length, int) and 0 <= start <= start + length <= total:
-                            found.setdefault(str(digest), {}).setdefault(fmt, (path, start, start + length)
-                                                                         if fmt == "parquet" else (path, start, length))
-            except (OSError, ValueError, KeyError, TypeError, AttributeError, pa.ArrowException):
+                data = file_bytes(groups, fmt)
+                write_atomic(target, lambda tmp, data=data: tmp.write_bytes(data))
+                paths[f"groups.{fmt}"] = target
+            except (OSError, ValueError) as exc:
+                problem(target, exc)
+            paths[f"samples-{fmt}"] = samples_dir(self.dir, fmt)
+        document = {"format": version.hex(), "formats": list(self.formats),
+                    "jobs": {j: index[j] for j in sorted(index)}}
+        write_atomic(self.dir / SAMPLES_INDEX,
+                     lambda tmp: tmp.write_text(json.dumps(document, sort_keys=True, indent=1) + "\n", "utf-8"))
+        self._prune(index)
+        if failed:
+            log.info("exports: some build files could not be written; the next run writes them again")
+        return paths
+
+    def _write_build(self, name: str, build: int, ready: dict[str, _Formatted], lo: int, hi: int,
+                     problem: Callable[[Path, Exception], None]) -> dict[str, int] | None:
+        """Every format's file of one build (rows ``lo:hi`` of ``ready``); their sizes, or None
+        when one could not be written."""
+        sizes: dict[str, int] = {}
+        for fmt in self.formats:
+            target = samples_dir(self.dir, fmt) / name / f"{build}.{fmt}"
+            try:
+                data = b"".join(bytes(p) for p in ready[fmt].pieces(lo, hi))
+                write_atomic(target, lambda tmp, data=data: tmp.write_bytes(data), step="export-build")
+                sizes[fmt] = len(data)
+            except (OSError, ValueError) as exc:
+                problem(target, exc)
+                return None
+        return sizes
+
+    def _intact(self, name: str, build: int, entry: dict) -> bool:
+        """The build's file of every format is there with the size the index says."""
+        for fmt in self.formats:
+            try:
+                if (samples_dir(self.dir, fmt) / name / f"{build}.{fmt}").stat().st_size != entry.get(fmt):
+                    return False
+            except OSError:
+                return False
+        return True
+
+    def _load_index(self, version: bytes) -> dict[str, dict]:
+        """The last run's index, if it was written by this version for the same formats, else {}."""
+        try:
+            doc = json.loads((self.dir / SAMPLES_INDEX).read_text("utf-8"))
+            if doc.get("format") != version.hex() or doc.get("formats") != list(self.formats):
+                return {}
+            jobs = doc.get("jobs")
+            return {str(j): v for j, v in jobs.items() if isinstance(v, dict) and isinstance(v.get("builds"), dict)}
+        except (OSError, ValueError, AttributeError, TypeError):
+            return {}
+
+    def _remove_old_layout(self) -> None:
+        for name in _OLD_LAYOUT:
+            path = self.dir / name
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path, ignore_errors=True)
+                log.info("exports: removed %s (the layout before per-build files)", path)
+            elif path.exists() or path.is_symlink():
+                path.unlink(missing_ok=True)
+                log.info("exports: removed %s (the layout before per-build files)", path)
+
+    def _prune(self, index: dict[str, dict]) -> None:
+        """Remove what the index does not hold: files of builds that left the window, directories of
+        jobs no longer analysed, formats no longer asked for, temp files of killed runs."""
+        wanted = {v["dir"]: {f"{b}" for b in v["builds"]} for v in index.values()}
+        for fmt in EXPORT_FORMATS:
+            root = samples_dir(self.dir, fmt)
+            if fmt not in self.formats:
+                if root.is_dir():
+                    shutil.rmtree(root, ignore_errors=True)
+                (self.dir / f"groups.{fmt}").unlink(missing_ok=True)
                 continue
-        return found
-
-    def _keep(self, fmt: str, target: Path) -> None:
-        """Keep ``target`` (in place, whole) as ``.parts/<layout>.<fmt>``, a hard link, and say so in
-        the index ``.parts/<layout>.json``; remove what earlier runs kept. A kill on the way leaves
-        at worst a kept file without its index: the next run formats the jobs again."""
-        kept = self.parts / f"{self._name}.{fmt}"
-        try:
-            link = self.parts / f".{kept.name}{TMP_MARK}{os.getpid()}"
-            link.unlink(missing_ok=True)
-            os.link(target, link)
-            os.replace(link, kept)
-        except OSError as exc:  # no hard links here: the next run formats every job again
-            log.info("exports: %s not kept for the next run (%s)", target, exc)
-        else:
-            facts = {"size": kept.stat().st_size}
-            if fmt == "parquet":
-                facts["row_groups"] = pq.ParquetFile(kept).metadata.num_row_groups
-            self._placed[fmt] = facts
-            index = {"format": self._version.hex(), "files": dict(sorted(self._placed.items())),
-                     "layout": {f: self._layout[f] for f in sorted(self._placed)}}
-            write_atomic(self.parts / f"{self._name}.json", lambda tmp: tmp.write_text(json.dumps(index), "utf-8"))
-        self._prune()
-
-    def _prune(self) -> None:
-        """Remove from ``.parts`` what this run does not keep: earlier runs' kept files and indexes,
-        per-job parts of older versions, temp files of killed runs (not this run's)."""
-        keep = {f"{self._name}.json", *(f"{self._name}.{f}" for f in self._placed)}
-        mine = {p.name for p in self._made.values()}
-        for entry in os.scandir(self.parts):
-            ours = _KEPT_FILE.match(entry.name) or _KEPT_INDEX.match(entry.name) or (
-                TMP_MARK in entry.name and entry.name.startswith(".") and entry.name not in mine)
-            if ours and entry.name not in keep:
-                os.unlink(entry.path)
-
-
-def copy_range(out: BinaryIO, source: Path, offset: int = 0, length: int | None = None) -> None:
-    """Append ``length`` bytes of ``source`` from ``offset`` (default: the rest of it) to the open
-    file ``out`` (both regular files).
-
-    The kernel copies (``copy_file_range``): a day's CSV is 330 MB, which a copy through this
-    process took 0.9 s of system time to move and the kernel 0.1 s. Where the call is not
-    supported (other kernels, file systems), a plain copy. A source shorter than asked is an error.
-    """
-    out.flush()
-    with open(source, "rb") as src:
-        size = os.fstat(src.fileno()).st_size
-        left = size - offset if length is None else length
-        if offset + left > size:
-            raise ValueError(f"{source}: {offset + left} bytes wanted, {size} there")
-        pos = offset
-        try:
-            while left > 0:
-                done = os.copy_file_range(src.fileno(), out.fileno(), left, pos)
-                if done == 0:
-                    break
-                left -= done
-                pos += done
-        except (AttributeError, OSError) as exc:
-            if isinstance(exc, OSError) and exc.errno not in _NO_COPY_RANGE:
-                raise
-        if left > 0:  # not supported here: the rest by hand
-            src.seek(pos)
-            while left > 0:
-                chunk = src.read(min(left, 1 << 22))
-                if not chunk:
-                    raise ValueError(f"{source}: ended {left} bytes early")
-                out.write(chunk)
-                left -= len(chunk)
-
-
-#: errnos of a copy_file_range the kernel or file system does not offer
-_NO_COPY_RANGE = {errno.ENOSYS, errno.EXDEV, errno.EINVAL, errno.EOPNOTSUPP}
+            if not root.is_dir():
+                continue
+            for job_entry in os.scandir(root):
+                builds = wanted.get(job_entry.name)
+                if builds is None or not job_entry.is_dir(follow_symlinks=False):
+                    if job_entry.is_dir(follow_symlinks=False):
+                        shutil.rmtree(job_entry.path, ignore_errors=True)
+                    else:
+                        os.unlink(job_entry.path)
+                    continue
+                for f in os.scandir(job_entry.path):
+                    stem, dot, ext = f.name.partition(".")
+                    if not (dot and ext == fmt and stem in builds):
+                        if f.is_dir(follow_symlinks=False):
+                            shutil.rmtree(f.path, ignore_errors=True)
+                        else:
+                            os.unlink(f.path)
+        for f in os.scandir(self.dir):  # temp files of a killed run's groups / index
+            if TMP_MARK in f.name and f.name.startswith(".") and f.is_file(follow_symlinks=False):
+                os.unlink(f.path)

@@ -1,8 +1,8 @@
 """Writing every alert output of a run under the output root, atomically and reproducibly.
 
 ``<out>/alerts/*.txt`` (text.py), ``<out>/alerts.json`` (json_out.py), ``<out>/junit.xml``
-(junit.py), ``<out>/exports/series.{csv,parquet,json}`` (export.py, as ``outputs.exports``
-asks). Per-job files of jobs no longer analysed are removed, so Jenkins never mails a stale
+(junit.py), ``<out>/exports/`` (export.py: a file per build and the trend groups, in the
+formats ``outputs.exports`` asks). Per-job files of jobs no longer analysed are removed, so Jenkins never mails a stale
 one. A file that cannot be written is recorded in the RunReport and the others still are.
 """
 
@@ -61,7 +61,8 @@ def write_alert_outputs(out_dir: Path, alerts: list[Alert], results: list[Series
 
     Names: ``trending-regressions``, ``trending-progressions``, ``trending-failed-tests``,
     ``regressions-<job>``, ``progressions-<job>`` (one per analysed job, empty when nothing
-    new), ``alerts.json``, ``junit.xml``, ``series.csv`` / ``series.parquet`` / ``series.json``.
+    new), ``alerts.json``, ``junit.xml``, ``groups.<fmt>`` and ``samples-<fmt>`` (a directory of
+    build files) for each format of ``outputs.exports`` (``export.Exports``).
     """
     out_dir = Path(out_dir)
     alerts_dir = out_dir / "alerts"
@@ -106,14 +107,10 @@ def write_alert_outputs(out_dir: Path, alerts: list[Alert], results: list[Series
     put("alerts.json", out_dir / "alerts.json",
         lambda: json_out.dumps(json_out.alerts_document(alerts, groups, fail_on, generated_at)))
     put("junit.xml", out_dir / "junit.xml", lambda: junit.junit_xml(results, alerts, fail_on, samples))
-    formats = spec.outputs.exports
-    if formats:
-        # per job, unchanged jobs reused; a changed job's CSV and Parquet parts made in one pass
-        exports = export.SeriesExports(out_dir / "exports", results, builds, formats)
-        for fmt in sorted(set(formats)):
-            target = out_dir / "exports" / f"series.{fmt}"
-            put(f"series.{fmt}", target, lambda fmt=fmt, target=target: exports.write(fmt, target))
-        report.count("exports.jobs_formatted", len(set(exports.formatted)))
+    # a file per build, written when its rows change (a daily run: its new builds), and the groups
+    exports = export.Exports(out_dir / "exports", results, builds, spec.outputs.exports)
+    paths.update(exports.write(lambda target, exc: report.add("alerts", str(target), f"could not write {target}: {exc}")))
+    report.count("exports.builds_formatted", len(exports.formatted))
     report.count("alerts.alerts", len(alerts))
     report.count("alerts.failing", sum(a.fails(fail_on) for a in alerts))
     log.info("alerts: %d alerts (%d new, %d acked), exit code %d under fail-on %s", len(alerts),

@@ -101,28 +101,31 @@ def test_rerun_is_byte_identical(tmp_path):
     _, a = _write(tmp_path / "a")
     _, b = _write(tmp_path / "b")
     assert sorted(a) == sorted(b)
-    for name in a:
-        assert a[name].read_bytes() == b[name].read_bytes(), name
+    files = lambda root: {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}  # noqa: E731
+    assert files(tmp_path / "a") == files(tmp_path / "b") and len(files(tmp_path / "a")) > 20
     # No temp files are left behind.
     assert not [p for p in (tmp_path / "a").rglob("*") if ".tmp-" in p.name]
 
 
 def test_series_export_values_groups_labels(outputs):
-    df = pd.read_csv(outputs[1]["series.csv"])
-    reg = df[(df.job == ICX) & (df.test_id == tid("64b-2t1c-ethip4-ip4base-mrr"))]
+    df = pd.concat([pd.read_csv(p) for p in sorted(outputs[1]["samples-csv"].rglob("*.csv"))], ignore_index=True)
+    reg = df[(df.job == ICX) & (df.test_id == tid("64b-2t1c-ethip4-ip4base-mrr"))].sort_values("build")
     assert len(reg) == 21 and reg["value"].dtype.kind == "f"
-    last = reg.iloc[-1]
-    assert (last.build, last.value, last.trend, last.group, last.group_label, last.label) == (
-        120, 27e6, 27e6, 1, "regression", "regression")
-    first = reg.iloc[0]
-    assert (first.value, first.group, first.label, first.testbed) == (29.9e6, 0, "normal", "2n-icx-tb1")
-    assert first.trend == pytest.approx(30e6)
+    last, first = reg.iloc[-1], reg.iloc[0]
+    assert (last.build, last.value) == (120, 27e6)
+    assert (first.build, first.value, first.testbed) == (100, 29.9e6, "2n-icx-tb1")
     assert first.build_time == "2022-01-01T03:00:00Z"
-    failed = df[df.test_id.str.endswith("64b-1c-ethip6-ip6base-mrr")].iloc[-1]
-    assert pd.isna(failed.value) and failed.label == "missing"
-    pq = pd.read_parquet(outputs[1]["series.parquet"])
+    failed = df[df.test_id.str.endswith("64b-1c-ethip6-ip6base-mrr")].sort_values("build").iloc[-1]
+    assert pd.isna(failed.value)
+    groups = pd.read_csv(outputs[1]["groups.csv"])
+    g = groups[(groups.job == ICX) & (groups.test_id == tid("64b-2t1c-ethip4-ip4base-mrr"))]
+    assert g[["group", "first_build", "last_build", "label"]].values.tolist() == [
+        [0, 100, 119, "normal"], [1, 120, 120, "regression"]]
+    assert g.iloc[0].trend == pytest.approx(30e6) and g.iloc[1].trend == 27e6
+    assert (g.iloc[1].anomaly, g.iloc[1].anomaly_build) == ("regression", 120)
+    pq = pd.read_parquet(outputs[1]["samples-parquet"])
     assert len(pq) == len(df) == 8 * 21
-    assert pq["value"].isna().sum() == 3 and str(pq["group"].dtype) == "Int64"
+    assert pq["value"].isna().sum() == 3 and str(pd.read_parquet(outputs[1]["groups.parquet"])["group"].dtype) == "Int64"
 
 
 def test_csv_formula_injection_is_neutralised():
@@ -142,9 +145,10 @@ def test_csv_formula_injection_is_neutralised():
 
 def test_exports_follow_spec(tmp_path):
     _, paths = _write(tmp_path, spec=make_spec(exports=("json",)))
-    assert "series.csv" not in paths and "series.parquet" not in paths
-    recs = json.loads(paths["series.json"].read_text())
-    assert len(recs) == 8 * 21 and recs[0]["job"] == ICX
+    assert "groups.csv" not in paths and "samples-parquet" not in paths
+    recs = [r for p in sorted(paths["samples-json"].rglob("*.json")) for r in json.loads(p.read_text())]
+    assert len(recs) == 8 * 21 and {r["job"] for r in recs} >= {ICX}
+    assert json.loads(paths["groups.json"].read_text())[0]["group"] == 0
 
 
 def test_unwritable_target_is_reported(tmp_path):
@@ -199,7 +203,9 @@ def test_alerts_and_every_output_are_the_same_from_the_samples_the_run_keeps(tmp
             alerts = build_alerts(results, builds, table, spec, None, None)
             paths = write_alert_outputs(tmp_path / tag / name, alerts, results, builds, table, spec, RunReport(),
                                         generated_at="2026-11-24T00:00:00Z")
-            written[name] = {k: p.read_bytes() for k, p in paths.items()}
+            root = tmp_path / tag / name  # every file, the exports' build files too
+            written[name] = {str(f.relative_to(root)): f.read_bytes() for f in sorted(root.rglob("*")) if f.is_file()}
+            assert str(paths["trending-regressions"].relative_to(root)) == "alerts/trending-regressions.txt"
         assert written["all"].keys() == written["kept"].keys()
         assert all(written["all"][k] == written["kept"][k] for k in written["all"]), tag
-        assert (b"-last" in written["all"]["trending-regressions"]) == (builds is None)  # facts from samples
+        assert (b"-last" in written["all"]["alerts/trending-regressions.txt"]) == (builds is None)  # facts from samples

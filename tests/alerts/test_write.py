@@ -1,11 +1,11 @@
-"""write_alert_outputs: the streamed CSV export is the export's bytes; a failed export is reported."""
+"""write_alert_outputs: the exports are the series table build by build and the groups; a failed export is reported."""
 
 from __future__ import annotations
 
 import pandas as pd
 
 from pal.alerts import build_alerts, write_alert_outputs
-from pal.alerts.export import csv_bytes, series_frame
+from pal.alerts.export import SAMPLE_EXPORT_COLUMNS, csv_bytes, groups_frame, job_dir_name, series_frame
 from pal.report import RunReport
 from tests.alerts.factory import builds_for, make_spec, samples_for
 from tests.alerts.scenario import MESSAGES, run_results
@@ -22,20 +22,26 @@ def _run(out, report):
 def test_exports_are_the_frame_in_each_format(tmp_path):
     report = RunReport()
     results, builds, paths = _run(tmp_path, report)
-    frame = series_frame(results, builds)
+    frame = series_frame(results, builds)[SAMPLE_EXPORT_COLUMNS]
     assert report.problems == []
-    assert paths["series.csv"].read_bytes() == csv_bytes(frame)
-    pd.testing.assert_frame_equal(pd.read_parquet(paths["series.parquet"]), frame)
-    assert len(pd.read_json(paths["series.json"])) == len(frame) == 8 * 21
+    for (job, build), rows in frame.groupby(["job", "build"], sort=True):
+        rows = rows.reset_index(drop=True)
+        name = f"{job_dir_name(job)}/{build}"
+        assert (paths["samples-csv"] / f"{name}.csv").read_bytes() == csv_bytes(rows)
+        pd.testing.assert_frame_equal(pd.read_parquet(paths["samples-parquet"] / f"{name}.parquet"), rows)
+    assert len(pd.read_parquet(paths["samples-parquet"])) == len(frame) == 8 * 21
+    assert paths["groups.csv"].read_bytes() == csv_bytes(groups_frame(results))
+    assert len(pd.read_json(paths["groups.json"])) == len(groups_frame(results))
+    assert report.counts["exports.builds_formatted"] == 21 * 2  # two jobs of 21 builds
     assert not [p for p in tmp_path.rglob("*") if ".tmp-" in p.name]
 
 
-def test_csv_export_that_cannot_be_written_is_reported_and_the_rest_written(tmp_path):
-    (tmp_path / "exports" / "series.csv").mkdir(parents=True)  # a directory where the file should go
-    (tmp_path / "exports" / "series.csv" / "x").write_text("")
+def test_an_export_that_cannot_be_written_is_reported_and_the_rest_written(tmp_path):
+    (tmp_path / "exports" / "groups.csv").mkdir(parents=True)  # a directory where the file should go
+    (tmp_path / "exports" / "groups.csv" / "x").write_text("")
     report = RunReport()
     _, _, paths = _run(tmp_path, report)
-    assert "series.csv" not in paths and {"series.parquet", "series.json", "junit.xml"} <= set(paths)
+    assert "groups.csv" not in paths and {"groups.parquet", "groups.json", "samples-csv", "junit.xml"} <= set(paths)
     (problem,) = report.errors("alerts")
-    assert problem.item == str(tmp_path / "exports" / "series.csv") and "series.csv" in problem.message
+    assert problem.item == str(tmp_path / "exports" / "groups.csv") and "groups.csv" in problem.message
     assert not [p for p in (tmp_path / "exports").iterdir() if ".tmp-" in p.name]  # the temp file is gone

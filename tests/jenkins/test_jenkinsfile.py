@@ -99,7 +99,7 @@ def test_result_comes_from_pal_result_txt(source: str) -> None:
 def test_publishers(source: str) -> None:
     post = block(source, "always")
     assert "archiveArtifacts(artifacts: 'out/site/**, out/alerts/*.txt, out/alerts.json, out/junit.xml, " \
-           "out/exports/*.csv, out/exports/*.parquet, out/report.json, pal-result.txt'" in post
+           "out/exports/**, out/report.json, pal-result.txt'" in post
     assert re.search(r"publishHTML\(target: \[reportName: 'Performance trending', reportDir: 'out/site', "
                      r"reportFiles: 'index.html'", post)
     assert "junit(testResults: 'out/junit.xml', allowEmptyResults: true)" in post

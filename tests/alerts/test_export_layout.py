@@ -1,0 +1,224 @@
+"""The exports of a run (``Exports``): a file per build, written again only when its rows
+change, and the trend groups; every file equals what a fresh write of the same results makes,
+and the build files hold the rows of the whole-series table (``series_frame``)."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from pal.alerts.export import (
+    GROUP_COLUMNS, SAMPLE_EXPORT_COLUMNS, SAMPLES_INDEX, Exports, csv_bytes, file_bytes, groups_frame, job_dir_name,
+    samples_dir, series_frame,
+)
+from tests.alerts.factory import ALT, DAY, ICX, T0, builds_for, make_result
+
+SPR = "csit-vpp-perf-mrr-daily-master-2n-spr"
+
+
+def history(last: float = 6.5, extra: int = 0, first: int = 10) -> list:
+    """Three jobs; ``last`` is the newest value of ALT's first series, ``extra`` runs more on ICX
+    (``first``: ICX's first build, so a later window can drop its oldest ones)."""
+    return [
+        make_result([5.0, 6.0, math.nan, last], (1,), job=ALT, name="b", first_build=1),
+        make_result([1.0, 1.0, 2.0], job=ALT, name="a", first_build=1),
+        make_result([3.0] * (4 + extra - (first - 10)), (), job=ICX, name="d", first_build=first, test_set="=x",
+                    t0=T0 + (first - 10) * DAY),  # a build keeps its time when the window slides
+        make_result([7.0, 7.5, 9.0], (2,), job=SPR, name="c", first_build=5),
+    ]
+
+
+def write(root, results, formats=("csv", "parquet"), builds=None):
+    builds = builds_for(results) if builds is None else builds
+    problems = []
+    ex = Exports(root / "exports", results, builds, formats)
+    paths = ex.write(lambda path, exc: problems.append((path, exc)))
+    assert not problems
+    return ex, paths
+
+
+def files(root) -> dict[str, bytes]:
+    base = root / "exports"
+    return {str(p.relative_to(base)): p.read_bytes() for p in sorted(base.rglob("*")) if p.is_file()}
+
+
+def test_build_files_hold_the_rows_of_the_series_table_build_by_build(tmp_path):
+    results = history()
+    builds = builds_for(results)
+    builds.loc[builds["job"] == SPR, "testbed"] = "tb-spr"
+    _, paths = write(tmp_path, results, ("csv", "parquet", "json"), builds)
+    whole = series_frame(results, builds)[SAMPLE_EXPORT_COLUMNS]
+    whole = whole.sort_values(["job", "build", "test_id", "metric"], kind="stable").reset_index(drop=True)
+    assert paths["samples-csv"] == samples_dir(tmp_path / "exports", "csv")
+    seen = 0
+    for (job, build), rows in whole.groupby(["job", "build"], sort=True):
+        rows = rows.reset_index(drop=True)
+        base = f"{job_dir_name(job)}/{build}"
+        assert (tmp_path / "exports" / "samples-csv" / f"{base}.csv").read_bytes() == csv_bytes(rows)
+        pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "exports" / "samples-parquet" / f"{base}.parquet"),
+                                      rows)
+        back = json.loads((tmp_path / "exports" / "samples-json" / f"{base}.json").read_text())
+        assert [r["value"] for r in back] == [None if math.isnan(v) else v for v in rows["value"]]
+        seen += len(rows)
+    assert seen == len(whole) == sum(len(r.values) for r in results)
+    # ALT's build 3 is the missing run of series b: an empty value, not 0
+    alt3 = (tmp_path / "exports" / "samples-csv" / f"{ALT}" / "3.csv").read_text().splitlines()
+    assert alt3[0] == ",".join(SAMPLE_EXPORT_COLUMNS) and len(alt3) == 3
+    assert alt3[2].endswith(",,")  # value and stdev empty
+    assert "tb-spr" in (tmp_path / "exports" / "samples-csv" / SPR / "5.csv").read_text()
+    # a text cell starting with "=" is neutralised in the CSV, kept raw in Parquet
+    assert b",'=x," in (tmp_path / "exports" / "samples-csv" / ICX / "10.csv").read_bytes()
+    assert pd.read_parquet(tmp_path / "exports" / "samples-parquet" / ICX / "10.parquet")["test_set"][0] == "=x"
+    # the whole directory reads as one table
+    assert len(pd.read_parquet(tmp_path / "exports" / "samples-parquet")) == len(whole)
+
+
+def test_groups_hand_computed():
+    """b: 5 | 6, NaN, 6.5 (a progression at run 1); a: one group; the rows say each group's builds,
+    runs (with the missing one), valid runs, average and the change called inside it."""
+    g = groups_frame(history())
+    assert list(g.columns) == GROUP_COLUMNS
+    alt = g[g["job"] == ALT].reset_index(drop=True)
+    assert alt["test_id"].str.endswith(".a").tolist() == [True, False, False]
+    a, b0, b1 = (alt.iloc[i] for i in range(3))
+    assert (a["group"], a["first_build"], a["last_build"], a["runs"], a["valid"], a["trend"]) == (0, 1, 3, 3, 3, 4.0 / 3)
+    assert a["label"] == "normal" and pd.isna(a["anomaly"]) and pd.isna(a["anomaly_build"])
+    assert (b0["first_build"], b0["last_build"], b0["runs"], b0["valid"], b0["trend"]) == (1, 1, 1, 1, 5.0)
+    assert (b1["group"], b1["first_build"], b1["last_build"], b1["runs"], b1["valid"]) == (1, 2, 4, 3, 2)
+    assert b1["trend"] == pytest.approx(6.25) and b1["stdev"] == pytest.approx(0.25)
+    assert (b1["label"], b1["anomaly"], b1["anomaly_build"]) == ("progression", "progression", 2)
+    spr = g[g["job"] == SPR].reset_index(drop=True)
+    assert spr[["first_build", "last_build", "label", "anomaly", "anomaly_build"]].astype(object).values.tolist() == [
+        [5, 6, "normal", pd.NA, pd.NA], [7, 7, "progression", "progression", 7]]
+
+
+def test_a_daily_run_writes_its_new_builds_drops_the_old_and_equals_a_fresh_write(tmp_path):
+    write(tmp_path / "inc", history(first=10))
+    before = files(tmp_path / "inc")
+    slid = history(last=8.0, extra=1, first=11)  # ICX: build 10 left the window, 14 is new; ALT's 4 changed
+    ex, _ = write(tmp_path / "inc", slid)
+    assert sorted(ex.formatted) == sorted([(ALT, 4), (ICX, 14)])
+    fresh, _ = write(tmp_path / "fresh", slid)
+    assert len(fresh.formatted) == 4 + 4 + 3
+    after = files(tmp_path / "inc")
+    assert after == files(tmp_path / "fresh")
+    assert f"samples-csv/{ICX}/10.csv" in before and f"samples-csv/{ICX}/10.csv" not in after
+    unchanged = [k for k in after if k.startswith("samples-") and k != SAMPLES_INDEX and "/4." not in k and "/14." not in k]
+    assert unchanged and all(after[k] == before[k] for k in unchanged)
+    index = json.loads(after[SAMPLES_INDEX])
+    assert sorted(index["jobs"][ICX]["builds"]) == ["11", "12", "13", "14"]
+
+
+def test_a_changed_build_fact_or_a_spoiled_file_is_written_again(tmp_path):
+    results = history()
+    builds = builds_for(results)
+    write(tmp_path, results, builds=builds)
+    builds.loc[(builds["job"] == SPR) & (builds["build"] == 6), "dut_version"] = "26.02-rc1"
+    ex, _ = write(tmp_path, results, builds=builds)
+    assert ex.formatted == [(SPR, 6)]
+    os.truncate(tmp_path / "exports" / "samples-csv" / ALT / "2.csv", 10)
+    (tmp_path / "exports" / "samples-parquet" / ICX / "11.parquet").unlink()
+    ex, _ = write(tmp_path, results, builds=builds)
+    assert sorted(ex.formatted) == sorted([(ALT, 2), (ICX, 11)])
+    write(tmp_path / "fresh", results, builds=builds)
+    assert files(tmp_path) == files(tmp_path / "fresh")
+
+
+def test_an_index_of_other_formats_or_a_garbled_one_writes_everything_again(tmp_path):
+    results = history()
+    write(tmp_path, results, ("csv", "parquet", "json"))
+    ex, _ = write(tmp_path, results, ("csv",))  # parquet and json no longer asked for: removed
+    assert len(ex.formatted) == 11
+    assert sorted(p.name for p in (tmp_path / "exports").iterdir()) == sorted(["groups.csv", SAMPLES_INDEX, "samples-csv"])
+    (tmp_path / "exports" / SAMPLES_INDEX).write_text("{not json")
+    ex, _ = write(tmp_path, results, ("csv",))
+    assert len(ex.formatted) == 11
+    write(tmp_path / "fresh", results, ("csv",))
+    assert files(tmp_path) == files(tmp_path / "fresh")
+
+
+def test_what_an_older_pal_or_a_killed_run_left_is_removed(tmp_path):
+    exports = tmp_path / "exports"
+    (exports / ".parts").mkdir(parents=True)
+    (exports / ".parts" / ("ab" * 20 + ".csv")).write_text("an older version's kept rows")
+    (exports / "series.csv").write_text("job,test_id\n")
+    write(tmp_path, history())
+    stale = [exports / "samples-csv" / ALT / ".2.csv.tmp-999-abcdef01", exports / "samples-csv" / ALT / "99.csv",
+             exports / "samples-csv" / "gone-job" / "1.csv", exports / f".groups.csv.tmp-999-abcdef01"]
+    for p in stale:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text("half a file")
+    write(tmp_path, history())
+    assert not (exports / ".parts").exists() and not (exports / "series.csv").exists()
+    assert not any(p.exists() for p in stale)
+    write(tmp_path / "fresh", history())
+    assert files(tmp_path) == files(tmp_path / "fresh")
+
+
+def test_no_results_give_header_only_groups_and_no_build_files(tmp_path):
+    write(tmp_path, [])
+    assert (tmp_path / "exports" / "groups.csv").read_text() == ",".join(GROUP_COLUMNS) + "\n"
+    assert len(pd.read_parquet(tmp_path / "exports" / "groups.parquet")) == 0
+    assert not any((tmp_path / "exports" / "samples-csv").glob("*/*")) if (tmp_path / "exports" / "samples-csv").exists() \
+        else True
+    assert file_bytes(groups_frame([]), "csv") == (",".join(GROUP_COLUMNS) + "\n").encode()
+
+
+def test_no_formats_and_no_exports_dir_writes_nothing(tmp_path):
+    assert Exports(tmp_path / "exports", history(), None, ()).write(lambda p, e: None) == {}
+    assert not (tmp_path / "exports").exists()
+
+
+def test_a_file_that_cannot_be_written_is_reported_and_written_by_the_next_run(tmp_path):
+    blocked = samples_dir(tmp_path / "exports", "csv") / SPR / "6.csv"
+    blocked.mkdir(parents=True)  # a directory where the file goes
+    problems = []
+    ex = Exports(tmp_path / "exports", history(), builds_for(history()), ("csv", "parquet"))
+    ex.write(lambda path, exc: problems.append(path))
+    assert problems == [blocked]
+    assert (SPR, 6) not in ex.formatted and len(ex.formatted) == 10
+    index = json.loads((tmp_path / "exports" / SAMPLES_INDEX).read_text())
+    assert "6" not in index["jobs"][SPR]["builds"]
+    assert not blocked.exists()  # what is not in the index is cleaned away
+    ex, _ = write(tmp_path, history())
+    assert ex.formatted == [(SPR, 6)]
+    write(tmp_path / "fresh", history())
+    assert files(tmp_path) == files(tmp_path / "fresh")
+
+
+def test_a_run_killed_while_writing_build_files_leaves_the_next_run_equal_to_a_fresh_one(tmp_path):
+    """Killed (``os._exit``, as ``kill -9``) with a build file's temp written and not renamed: the
+    next run cleans up and its exports equal an uninterrupted run's byte for byte."""
+    write(tmp_path, history(first=10))
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); from tests.alerts.test_export_layout import history, write;"
+            "from pathlib import Path; write(Path(sys.argv[2]), history(last=8.0, extra=1, first=11))")
+    env = dict(os.environ, PAL_STORE_CRASH_AT="export-build")
+    done = subprocess.run([sys.executable, "-c", code, os.getcwd(), str(tmp_path)], env=env, timeout=120)
+    assert done.returncode == 137
+    assert any(".tmp-" in p.name for p in (tmp_path / "exports").rglob("*"))
+    write(tmp_path, history(last=8.0, extra=1, first=11))
+    write(tmp_path / "fresh", history(last=8.0, extra=1, first=11))
+    assert files(tmp_path) == files(tmp_path / "fresh")
+
+
+def test_job_dir_names_are_safe_and_distinct():
+    assert job_dir_name(ICX) == ICX
+    odd = [job_dir_name(j) for j in ("..", "a/b", "a b", "a_b", ".hidden", "")]
+    assert len(set(odd)) == len(odd)
+    assert all("/" not in n and n not in (".", "..") and not n.startswith(".") and n for n in odd)
+
+
+def test_series_frame_still_orders_rows_by_series(tmp_path):
+    """The whole-series table (benchmarks, ``series_frame``) keeps one row per sample, series by series."""
+    results = history()
+    whole = series_frame(results, builds_for(results))
+    assert len(whole) == sum(len(r.values) for r in results)
+    assert whole["job"].tolist() == sorted(whole["job"].tolist())
+    assert np.array_equal(whole["build"].to_numpy()[:3], [10, 11, 12])
