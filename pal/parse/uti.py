@@ -56,7 +56,7 @@ from typing import Any
 from pal.errors import ParseError
 from pal.model import METRICS, BuildMeta
 from pal.parse.archive import DEFAULT_MAX_BYTES
-from pal.parse.build import ParseResult, samples_frame
+from pal.parse.build import ParseResult, samples_table
 from pal.parse.identity import (
     METRICS_OF_TYPE, TYPE_OF_KIND, TestAttrs, TestId, apply_rename_ignore, attrs_of, normalise_id, unit_of,
 )
@@ -307,7 +307,7 @@ def parse_uti_build(path: str | Path, job: str, build: int, *, testbeds: Mapping
         duration_s=(build_time - start_time).total_seconds() if build_time and start_time else None,
         source_file=file,
     )
-    return ParseResult(samples_frame(rows.cols, meta), meta, b.problems)
+    return ParseResult(samples_table(rows.cols, meta), meta, b.problems)
 
 
 def _document(item: Member, b: _Build, file: str, build: int) -> dict[str, Any] | None:

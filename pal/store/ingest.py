@@ -19,7 +19,7 @@ from pal.errors import ParseError
 from pal.model import BuildFile, BuildMeta
 from pal.report import Problem
 
-ParseFn = Callable[..., Any]  # parse_build(path, job, build, **options) -> ParseResult(samples, meta, problems)
+ParseFn = Callable[..., Any]  # parse_build(path, job, build, **options) -> ParseResult(table, meta, problems)
 
 
 @dataclass(frozen=True)
@@ -72,5 +72,5 @@ def parse_to_fragment(
         return Fragment(job, build, sha, None, error=str(exc))
     safe_job = "".join(c if c.isalnum() or c in "-_." else "_" for c in job)
     target = Path(staging_dir) / f"{safe_job}--{build}-{sha[:8]}-{uuid.uuid4().hex[:6]}.parquet"
-    rows = write_fragment(result.samples, target)
+    rows = write_fragment(result.table, target)
     return Fragment(job, build, sha, str(target), rows, result.meta, list(result.problems))

@@ -57,6 +57,28 @@ def _list_cell(value: object, as_str: bool) -> list | None:
     return [str(v) for v in items] if as_str else [float(v) for v in items]
 
 
+def column_array(values: list, typ: pa.DataType) -> pa.Array:
+    """One samples column from per-row Python values, as ``samples_to_arrow`` stores the same
+    values after ``coerce_samples``: None and NaN are null in number and text columns, a
+    non-text value in a text column is its ``str``, list cells are lists (NaN inside trials
+    stays NaN)."""
+    if pa.types.is_list(typ):
+        if not any(isinstance(v, (float, str)) or v is pd.NA for v in values):  # lists, tuples, arrays, None
+            try:
+                return pa.array(values, type=typ)  # what _list_cell makes of each, without the Python loop
+            except (pa.ArrowInvalid, pa.ArrowTypeError):
+                pass  # a number among the tags, a text among the trials: converted one by one
+        as_str = pa.types.is_string(typ.value_type)
+        return pa.array([_list_cell(v, as_str) for v in values], type=typ)
+    if pa.types.is_string(typ):
+        try:
+            return pa.array(values, type=typ)
+        except (pa.ArrowInvalid, pa.ArrowTypeError):  # a number or NaN among the texts
+            return pa.array([None if v is None or v is pd.NA or (isinstance(v, float) and math.isnan(v))
+                             else str(v) for v in values], type=typ)
+    return pa.array(values, type=typ, from_pandas=True)  # NaN -> null
+
+
 def samples_to_arrow(df: pd.DataFrame) -> pa.Table:
     """A samples DataFrame (any column order, missing columns allowed) as a Table of SAMPLES_SCHEMA."""
     exact = list(df.columns) == list(SAMPLE_COLUMNS) and all(

@@ -7,11 +7,11 @@ import os
 import sys
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from types import SimpleNamespace
 
 import pandas as pd
 
 from pal.model import BuildMeta, coerce_samples
+from pal.parse import ParseResult
 
 T0 = datetime(2022, 1, 24, 3, 0, tzinfo=timezone.utc)
 
@@ -48,7 +48,7 @@ def make_samples(job: str, build: int, scale: float = 1.0) -> pd.DataFrame:
     return coerce_samples(pd.DataFrame(rows))
 
 
-def fake_parse(path: str, job: str, build: int, **options: object) -> SimpleNamespace:
+def fake_parse(path: str, job: str, build: int, **options: object) -> ParseResult:
     """A stand-in for pal.parse.parse_build: the known samples, scaled by the number in the file.
 
     A file holding "bad" raises ParseError; ``options`` are accepted and ignored.
@@ -59,7 +59,7 @@ def fake_parse(path: str, job: str, build: int, **options: object) -> SimpleName
     if text == "bad":
         raise ParseError(path, "not an output.xml", build=build)
     meta = make_meta(job, build)
-    return SimpleNamespace(samples=make_samples(job, build, float(text)), meta=meta, problems=[])
+    return ParseResult.from_frame(make_samples(job, build, float(text)), meta)
 
 
 def main(argv: list[str]) -> int:
