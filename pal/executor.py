@@ -23,16 +23,18 @@ from pal.memory import release_memory
 
 log = logging.getLogger("pal")
 
-#: what the forkserver imports once, before it forks a worker: the parse (store ingest). The
-#: pool's workers then share those pages with it instead of each importing pandas and pyarrow
-#: again (about 35 MB and 0.5 s each).
-WORKER_PRELOAD = ("pal.store.ingest",)
+#: what the forkserver imports once, before it forks a worker: the parse (store ingest), and the
+#: render and analysis that the render's worker runs (``pal.render.site._pool``). The workers
+#: then share those pages with it instead of each importing pandas, pyarrow, jinja2... again
+#: (about 35 MB and 0.5 s each for a parse worker, 1.3 s for the render's).
+WORKER_PRELOAD = ("pal.store.ingest", "pal.render.site", "pal.analysis.series")
 
 
 def stop_forkserver(unused: bool = False) -> None:
     """End this process's forkserver (a new pool starts another): with its preloaded imports it
-    would hold its memory through the stages after the parse, which fork nothing. Call it only
-    when no pool of the process has workers forked from it.
+    would hold its memory through the stages that fork nothing. Call it only when no pool of
+    the process has workers forked from it: it waits for the forkserver, which lives as long as
+    any process it forked.
 
     ``unused``: nothing was ever forked from it (a run with nothing to parse). It is killed
     rather than waited for: it may still be importing its preload, and a run that stops after
@@ -114,8 +116,10 @@ class Executor:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def close(self) -> None:
-        """Release workers (nothing to do inline)."""
+    def close(self, keep_forkserver: bool = False) -> None:
+        """Release workers (nothing to do inline). ``keep_forkserver``: leave the process's
+        forkserver running, for a pool outside this executor forked from it (the render's);
+        whoever made that pool stops it after the pool (``stop_forkserver``)."""
 
     def prepare(self) -> None:
         """Get ready for a ``map`` soon: workers that take long to start begin now (nothing inline)."""
@@ -146,13 +150,13 @@ class LocalExecutor(Executor):
             self._pool = cf.ProcessPoolExecutor(max_workers=self.workers, mp_context=worker_context())
         return self._pool
 
-    def close(self) -> None:
+    def close(self, keep_forkserver: bool = False) -> None:
         started = self._prepared or self._pool is not None
         unused = self._pool is None
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
-        if started:
+        if started and not keep_forkserver:
             stop_forkserver(unused=unused)
         self._prepared = False
 
@@ -225,7 +229,7 @@ class DaskExecutor(Executor):
             self.client = Client(self._cluster)
         log.debug("dask executor: %s", self.client)
 
-    def close(self) -> None:
+    def close(self, keep_forkserver: bool = False) -> None:
         self.client.close()
         if self._cluster is not None:
             self._cluster.close()

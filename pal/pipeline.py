@@ -201,7 +201,7 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
     """All stages; problems with single builds or tests are in the report, not exceptions."""
     from pal.alerts import write_alert_outputs
     from pal.alerts.build import remembered
-    from pal.executor import make_executor
+    from pal.executor import make_executor, stop_forkserver
     from pal.render import page_digests, render_site
     from pal.render.site import POOL_MIN_SERIES, render_pool
     from pal.store import Store
@@ -239,13 +239,14 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
                 nonlocal pool
                 if pool is None and len(old_digests) >= POOL_MIN_SERIES:
                     pool = render_pool()
-                    if pool is not None:
+                    if pool is not None:  # forked by the forkserver, which ends after its pool
+                        at_end.callback(stop_forkserver)
                         at_end.callback(pool.shutdown, cancel_futures=True)
 
             parsed = ingest(spec, store, files, report, executor, full=options.full, starting=start_render_pool)
             on_executor = workers >= ANALYSE_MIN_WORKERS or (kind == "dask" and bool(scheduler))
-            if not on_executor:
-                executor.close()  # the parse workers' memory is not the later stages' to carry
+            if not on_executor:  # the parse workers' memory is not the later stages' to carry
+                executor.close(keep_forkserver=pool is not None)
             steps.done(f"{parsed} builds parsed, {len(files) - parsed} already stored, "
                        f"{len(report.errors('parse'))} unreadable")
             fp = run_fingerprint(spec, store, now, report, options.upstream, again=not options.download)
@@ -272,6 +273,7 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
             freeze_alive()
             release_memory()  # the series inputs and the split's transients
             steps.done(f"{len(results)} series from {len(history.builds)} builds")
+            executor.close(keep_forkserver=pool is not None)  # (the render's worker may be its child)
 
         steps.start("alerts")
         alerts, code, previous = decide_alerts(spec, store, results, history, again=not options.download)

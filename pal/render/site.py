@@ -23,7 +23,6 @@ import functools
 import hashlib
 import json
 import logging
-import multiprocessing
 import os
 import shutil
 import signal
@@ -275,17 +274,20 @@ def _started() -> None:
 def _pool(workers: int | None, todo: int) -> ProcessPoolExecutor | None:
     """A pool of ``workers - 1`` processes when it pays (this process draws too, ``_share``).
 
-    Workers are spawned, never a fork of this process: a forked worker inherits the store's
-    flock (held by ``pipeline.run`` around render), and after a ``kill -9`` of the run it kept
-    the store locked for every later run. Spawned rather than forked from a forkserver: with
-    one worker, a forkserver is a process more (forkserver and worker 146 MB, a spawned worker
-    104 MB). A worker also ends with the run (see :func:`_end_with`), so none is left writing
-    into a site directory the next run removes.
+    Workers are forked by the run's forkserver (``pal.executor.worker_context``), never a fork
+    of this process: a worker forked from the run inherits the store's flock (held by
+    ``pipeline.run`` around render), and after a ``kill -9`` of the run it kept the store locked
+    for every later run. The forkserver has imported the render and the analysis once
+    (``WORKER_PRELOAD``), for the parse's workers too, so a worker starts ready instead of
+    importing them again (1.3 s of CPU spawned). A worker also ends with the run (see
+    :func:`_end_with`), so none is left writing into a site directory the next run removes.
     """
+    from pal.executor import worker_context
+
     n = _workers(workers) - 1  # this process is the other worker (``_share``)
     if n < 1 or todo < POOL_MIN_SERIES:
         return None
-    return ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("spawn"),
+    return ProcessPoolExecutor(max_workers=n, mp_context=worker_context(),
                                initializer=_end_with, initargs=(os.getpid(),))
 
 
@@ -296,11 +298,12 @@ _PR_SET_PDEATHSIG = 1
 def _end_with(run_pid: int, poll: float = 0.2) -> None:
     """Pool worker initializer: end this worker when the run ``run_pid`` is gone.
 
-    SIGKILL on the death of the parent (the run) where prctl
-    exists, and a daemon thread that watches ``run_pid`` itself everywhere.
+    SIGKILL on the death of the parent where that is the run and prctl exists (a worker forked
+    by the run's forkserver has the forkserver for parent, which ends after the parse), and a
+    daemon thread that watches ``run_pid`` itself everywhere.
     """
     prctl = function("prctl")
-    if prctl is not None:
+    if prctl is not None and os.getppid() == run_pid:
         prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
     def watch() -> None:
