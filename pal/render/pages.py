@@ -193,7 +193,7 @@ class Pages:
     def group_json(self, result: SeriesResult) -> str:
         """The graph data of one series for its group's page, as JSON text: ``graphs.series_data``
         without the bands (a group graph draws none; they were 40 % of a group's data file)."""
-        return js_encode(graphs.series_data(result, self._labels(result.times), {}))
+        return js_encode(graphs.series_data(result, self._labels(result.times), with_bands=False))
 
     def write_series(self, site: Path, result: SeriesResult, facts: BuildIndex, extras: SeriesExtras) -> str:
         """The drill-down of one series, s/<slug>.html: its static SVG and its graph data inline
@@ -208,10 +208,10 @@ class Pages:
         nic = str(result.attrs.get("nic") or "")
         name = short_name(key, nic)
         labels = self._labels(result.times)
-        bands = graphs.drawn_bands(result)
-        common = js_encode(graphs.series_data(result, labels, {}))
-        drawn = graphs.bands_data(result, bands)
-        data = f'{common[:-1]},"bands":{js_encode(drawn)}}}' if drawn else common  # ``series_data`` with them
+        bands = graphs.drawn_bands(result)  # for the SVG: graph.js makes the rolling ones from the payload
+        common = js_encode(graphs.series_data(result, labels, with_bands=False))
+        drawn = graphs.bands_data(result)
+        data = f'{common[:-1]},{js_encode(drawn)[1:]}' if drawn else common  # ``series_data`` with them
         chart = graphs.detail_chart(result, f"{name} ({key.metric})", bands)
         ctx = self._series_context(result, slug, name, facts, extras, svg_height(chart), labels)
         ctx["has_bands"] = bool(bands)
