@@ -18,7 +18,7 @@ from pal.analysis.bands import rolling_bands
 from pal.analysis.tma import DEFAULTS as TMA_DEFAULTS
 from pal.model import SeriesResult
 from pal.render import svg
-from pal.render.escape import Floats, floats_or_none
+from pal.render.escape import Floats, Json, floats_or_none
 from pal.render.naming import Scale, job_label, scale_for, short_name
 
 
@@ -99,12 +99,16 @@ def series_payload(result: SeriesResult, labels: list[str | None] | None = None,
     return _payload(result, labels, floats_or_none, with_bands)
 
 
-def series_data(result: SeriesResult, labels: list[str | None] | None = None, with_bands: bool = True) -> dict:
-    """``series_payload`` with its float arrays as ``Floats``: what ``js_encode`` writes fast."""
-    return _payload(result, labels, Floats, with_bands)
+def series_data(result: SeriesResult, labels: list[str | None] | Json | None = None, with_bands: bool = True,
+                builds: Json | None = None) -> dict:
+    """``series_payload`` with its float arrays as ``Floats``: what ``js_encode`` writes fast.
+
+    ``labels`` and ``builds`` may be their JSON text already (``Json``: the series of a job share them)."""
+    return _payload(result, labels, Floats, with_bands, builds)
 
 
-def _payload(result: SeriesResult, labels: list[str | None] | None, floats, with_bands: bool) -> dict:
+def _payload(result: SeriesResult, labels: list[str | None] | Json | None, floats, with_bands: bool,
+             builds: Json | None = None) -> dict:
     sc = scale_for(result)
     digits = sc.digits + 4
 
@@ -120,7 +124,7 @@ def _payload(result: SeriesResult, labels: list[str | None] | None, floats, with
         "unit": sc.unit,
         "ytitle": sc.axis_title(result.direction),
         "lower": result.direction < 0,
-        "b": [int(b) for b in result.builds],
+        "b": builds if builds is not None else np.asarray(result.builds, dtype=np.int64).tolist(),
         "x": labels if labels is not None else time_labels(result.times),
         "y": scaled(result.values),
         "t": scaled(result.trend),
