@@ -7,6 +7,7 @@ thousands of graphs per site, a DOM library would dominate the render time.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -177,21 +178,37 @@ def render_svg(chart: Chart) -> str:
         y = float(py(np.float64(v)))
         out.append(f'<line x1="{left}" y1="{y:.1f}" x2="{left + pw}" y2="{y:.1f}" stroke="#e5e5e5"/>')
         out.append(f'<text x="{left - 4}" y="{y + 4:.1f}" text-anchor="end">{_fmt_tick(v, step)}</text>')
-    for t, label in time_ticks(x0, x1):
-        x = float(px(np.float64(t)))
-        out.append(f'<line x1="{x:.1f}" y1="{top + ph}" x2="{x:.1f}" y2="{top + ph + 4}" stroke="#999999"/>')
-        out.append(f'<text x="{x:.1f}" y="{top + ph + 16}" text-anchor="middle">{label}</text>')
+    out.append(_time_axis(x0, x1, sx, left, top, ph))
     out.append(
         f'<text x="14" y="{top + ph / 2:.1f}" text-anchor="middle" '
         f'transform="rotate(-90 14 {top + ph / 2:.1f})">{xml_text(chart.y_title)}</text>'
     )
     out.append(_draw_items(chart.items, px, py))
-    for i, (label, color) in enumerate(chart.legend):
+    out.append(_legend(tuple(map(tuple, chart.legend)), left, pw, h))
+    out.append("</svg>\n")
+    return "".join(out)
+
+
+@functools.lru_cache(maxsize=64)
+def _time_axis(x0: float, x1: float, sx: float, left: int, top: int, ph: int) -> str:
+    """The time axis' ticks and dates: the same for every series of a job (memoised)."""
+    out = []
+    for t, label in time_ticks(x0, x1):
+        x = float(left + (np.float64(t) - x0) * sx)  # as the chart's px
+        out.append(f'<line x1="{x:.1f}" y1="{top + ph}" x2="{x:.1f}" y2="{top + ph + 4}" stroke="#999999"/>')
+        out.append(f'<text x="{x:.1f}" y="{top + ph + 16}" text-anchor="middle">{label}</text>')
+    return "".join(out)
+
+
+@functools.lru_cache(maxsize=64)
+def _legend(legend: tuple[tuple[str, str], ...], left: int, pw: int, h: int) -> str:
+    """The legend's swatches and labels: the same on every drill-down (memoised)."""
+    out = []
+    for i, (label, color) in enumerate(legend):
         lx = left + (i % 2) * (pw / 2)
         ly = h - 8 + 16 * (i // 2)
         out.append(f'<rect x="{lx:.1f}" y="{ly - 8}" width="10" height="10" fill="{color}"/>')
         out.append(f'<text x="{lx + 14:.1f}" y="{ly + 1}">{xml_text(label)}</text>')
-    out.append("</svg>\n")
     return "".join(out)
 
 
