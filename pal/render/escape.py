@@ -48,6 +48,14 @@ class Floats:
     digits: int
 
 
+@dataclass(frozen=True)
+class Json:
+    """JSON text made already (by ``js_json``), which ``js_encode`` writes as it is: a part many
+    payloads share (a job's time labels, its build numbers) is encoded once, not per series."""
+
+    text: str
+
+
 def js_floats(values: Any, digits: int) -> str:
     """``[1.500000,null,...]``: a JSON array of numbers only (nothing in it can end a script)."""
     arr = np.asarray(values, dtype=np.float64).ravel()
@@ -66,14 +74,16 @@ def js_floats(values: Any, digits: int) -> str:
 def _encode(obj: Any) -> str:
     if isinstance(obj, Floats):
         return js_floats(obj.values, obj.digits)
-    if isinstance(obj, dict) and any(isinstance(v, (Floats, dict)) for v in obj.values()):
+    if isinstance(obj, Json):
+        return obj.text
+    if isinstance(obj, dict) and any(isinstance(v, (Floats, Json, dict)) for v in obj.values()):
         items = sorted((str(k), v) for k, v in obj.items())
         return "{" + ",".join(f"{js_json(k)}:{_encode(v)}" for k, v in items) + "}"
     return js_json(obj)
 
 
 def js_encode(obj: Any) -> str:
-    """The JSON text of ``obj``, which may hold ``Floats`` at any depth of dicts; safe inside a
+    """The JSON text of ``obj``, which may hold ``Floats`` and ``Json`` at any depth of dicts; safe inside a
     ``<script>`` element (nothing in it can end one: see ``js_json``)."""
     return _encode(obj)
 

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
 import pytest
+
+from pal.render.pages import DEFAULT_TEMPLATES
 
 from tests.render.conftest import BISECT, LATENCY_SNIPPET
 from tests.render.serve import CHROMIUM, CHROMIUM_ARGS, JENKINS_CSP, serve
@@ -100,6 +105,110 @@ def test_dashboard_and_drill_down_are_interactive(site, page, tmp_path):
         page.wait_for_selector("div.pal-graph[data-drawn='1']")
         assert page.eval_on_selector("div.pal-graph", GRAPH)["ytitle"] == "Latency [µs] (lower is better)"
     assert page.errors == []
+
+
+BAND_TRACES = """div => Object.fromEntries(div.data.filter(d => ["band", "tma", "mm"].includes(d.meta))
+  .map(d => [d.name === "TMA - 3·TMSD" ? "tma_lo" : d.name === "TMA ± 3·TMSD" ? "tma_hi" : d.meta, d.y]))"""
+
+
+def _band_array(ys) -> np.ndarray:
+    return np.array([np.nan if v is None else v for v in ys], dtype=np.float64)
+
+
+def test_drill_down_draws_the_rolling_bands_python_draws_and_the_detectors_own(site, page):
+    """The page carries the rolling bands' parameters, not the bands: graph.js makes them from the
+    payload's values, and Plotly draws what ``drawn_bands`` (the static SVG's) has, in display
+    units (the values are written to 1e-6 Mpps, hence the tolerance); the NDR series' own TMA
+    bands are drawn as the page carries them."""
+    from pal.render.graphs import DRAWN_BANDS, drawn_bands
+
+    root, results, _ = site
+    with serve(root) as base:
+        for r in (results[0], results[1], results[3]):
+            page.goto(base + f"s/{r.key.slug()}.html")
+            page.wait_for_selector("div.pal-graph[data-drawn='1']")
+            drawn = page.eval_on_selector("div.pal-graph", BAND_TRACES)
+            assert sorted(drawn) == sorted(DRAWN_BANDS)
+            expected = drawn_bands(r)
+            for k in DRAWN_BANDS:
+                got, want = _band_array(drawn[k]), expected[k] / 1e6
+                assert np.array_equal(np.isnan(got), np.isnan(want)), k
+                np.testing.assert_allclose(got, want, rtol=0, atol=2e-6, err_msg=k)
+            if r is results[3]:  # TMA's own bands: 15 Mpps, 14.9 and 15.1 around it
+                assert drawn["tma"] == [15.0] * 10 and drawn["tma_lo"] == [14.9] * 10
+            else:
+                assert np.isnan(_band_array(drawn["tma"])[:5]).all() and np.isfinite(_band_array(drawn["tma"])[5])
+    assert page.errors == []
+
+
+#: the rolling bands of several series, by graph.js (loaded without Plotly: it only defines them)
+ROLLING = """([ys, size, minHistory, sigma]) => ys.map(y => window.PAL.rollingBands(y, size, minHistory, sigma))"""
+
+
+def _rolling_cases() -> list[list[float | None]]:
+    """Real-looking series in display units: CSIT MRR noise and level steps, gaps, short histories,
+    outliers (one and several in a window), constant stretches, a series with no value."""
+    rng = np.random.default_rng(2024)
+    cases = []
+    mrr = np.round(rng.normal(2.75, 0.03, 170), 6)
+    mrr[100:] -= 0.4  # a regression
+    cases.append(mrr.tolist())
+    gaps = np.round(rng.normal(12.0, 0.05, 120), 6).tolist()
+    for i in (0, 3, 4, 17, 18, 19, 20, 60, 119):
+        gaps[i] = None
+    cases.append(gaps)
+    spikes = np.round(rng.normal(8.0, 0.04, 90), 6)
+    spikes[[10, 30, 31, 55]] = [0.5, 20.0, 19.5, 0.01]  # outliers, two in one window
+    cases.append(spikes.tolist())
+    cases.append([3.5] * 40)  # constant: IQR 0, every value kept, TMSD 0
+    cases.append([3.5] * 20 + [3.6] + [3.5] * 20)  # one value off a constant window: an outlier
+    cases.append([21.0] * 6 + [30.0] * 8 + [None] * 3 + [25.5] * 10)  # latency in µs, levels and a gap
+    cases.append(np.round(rng.normal(1.2, 0.01, 4), 6).tolist())  # shorter than min_history: no band
+    cases.append(np.round(rng.normal(1.2, 0.01, 9), 6).tolist())  # under the window: prefix histories
+    cases.append([None, None, 5.0, None, 5.1, 4.9, 5.2, 5.05, 4.95, None, 5.3])
+    cases.append([None] * 12)
+    cases.append([])
+    cases.append(np.round(rng.lognormal(0.0, 1.0, 200) * 1e3, 6).tolist())  # heavy tail, large values
+    cases.append(np.round(rng.normal(0.0, 1.0, 60), 6).tolist())  # around zero, negative values
+    return cases
+
+
+def _check_rolling(got: dict, y: list, window: int, min_history: int, sigma: float) -> None:
+    from pal.analysis.bands import rolling_bands
+
+    want = rolling_bands(_band_array(y), window=window, min_history=min_history, sigma=sigma)
+    for k in ("mm", "tma", "tma_lo", "tma_hi", "tmsd"):
+        g = _band_array(got[k])
+        assert len(g) == len(y) and np.array_equal(np.isnan(g), np.isnan(want[k])), (k, y)
+        np.testing.assert_allclose(g, want[k], rtol=1e-9, atol=1e-12, err_msg=k)
+
+
+def test_graph_js_makes_the_rolling_bands_of_python(browser):
+    """graph.js's rolling bands equal ``pal.analysis.bands.rolling_bands`` (the bands the static
+    SVG draws) on the same display values, to 1e-9 relative: full windows, short histories,
+    gaps, outliers and constant values; with the drawn parameters and with others."""
+    from pal.render.graphs import rolling_params
+
+    js = (DEFAULT_TEMPLATES / "static" / "graph.js").read_text("utf-8")
+    ctx = browser.new_context()
+    pg = ctx.new_page()
+    pg.set_content("<!doctype html><title>bands</title>")
+    pg.add_script_tag(content=js)
+    cases = _rolling_cases()
+    p = rolling_params()
+    assert (p["window"], p["min_history"], p["sigma"]) == (14, 5, 3.0)
+    for window, min_history, sigma in ((p["window"], p["min_history"], p["sigma"]), (5, 2, 2.0), (20, 25, 3.0)):
+        got = pg.evaluate(ROLLING, [cases, window, min_history, sigma])
+        for g, y in zip(got, cases):
+            _check_rolling(g, y, window, min_history, sigma)
+    # by hand: 1..5 then an outlier; history 5 (1..5): MM 3, TMA 3, TMSD sqrt(10/4); history 6 adds
+    # 100, beyond Q3 + 1.5·IQR = 4.75 + 3.75: MM 3.5, TMA and TMSD still those of 1..5
+    hand = pg.evaluate(ROLLING, [[[1, 2, 3, 4, 5, 100, 6]], 14, 5, 3])[0]
+    sd = math.sqrt(2.5)
+    assert hand["mm"] == [None] * 5 + [3, 3.5] and hand["tma"] == [None] * 5 + [3, 3]
+    assert hand["tmsd"][5:] == [pytest.approx(sd, rel=1e-15)] * 2
+    assert hand["tma_hi"][6] == pytest.approx(3 + 3 * sd, rel=1e-15)
+    ctx.close()
 
 
 def test_group_page_draws_one_trace_per_test(site, page):

@@ -46,3 +46,25 @@ def test_xml_text_escapes_markup_and_quotes():
 
 def test_floats_or_none_keeps_missing_as_null_never_zero():
     assert floats_or_none([1.23456, float("nan"), float("inf"), 0.0], 2) == [1.23, None, None, 0.0]
+
+
+def test_ready_json_is_written_as_it_is_beside_floats():
+    from pal.render.escape import Floats, Json, js_encode
+
+    obj = {"x": Json('["2022-01-01 03:00",null]'), "y": Floats([1.5, float("nan")], 2), "n": "a<b"}
+    assert js_encode(obj) == '{"n":"a\\u003cb","x":["2022-01-01 03:00",null],"y":[1.50,null]}'
+
+
+def test_a_pages_graph_data_is_the_series_data_with_the_axis_encoded_once():
+    """``Pages`` encodes a time axis and its builds once for the series sharing them; the text is
+    that of ``series_data`` encoded whole, on the first series of an axis and on the next."""
+    from pal.render.escape import js_encode
+    from pal.render.graphs import series_data
+    from pal.render.pages import Pages, SiteInfo
+    from tests.render.conftest import long_inputs, site_inputs
+
+    pages = Pages(SiteInfo("t", "now"))
+    results = site_inputs()[0] + long_inputs()[0][:5]
+    for r in results + results:
+        assert pages.group_json(r) == js_encode(series_data(r, with_bands=False))
+    assert 2 <= len(pages._json) < len(results)  # axes shared: fewer texts than series

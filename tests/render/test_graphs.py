@@ -19,6 +19,7 @@ def test_payload_is_in_display_units_with_gaps_and_anomalies_at_the_new_average(
     assert p["an"] == [[4, "regression", 15.0]]  # at the new group's average (15.0, 15.5, 14.5)
     assert p["b"] == list(range(100, 107)) and p["x"][0] == "2022-01-01 03:00"
     assert sorted(p["bands"]) == ["mm", "tma", "tma_hi", "tma_lo"] and p["bands"]["tma_lo"] == [19.0] * n
+    assert "rolling" not in p  # the detector gave all four bands: none is made from the values
     assert "sd" not in p  # NDR-like series without trial stdevs
     assert p["unit"] == "Mpps" and p["ytitle"] == "Throughput [Mpps]" and p["lower"] is False
 
@@ -26,6 +27,7 @@ def test_payload_is_in_display_units_with_gaps_and_anomalies_at_the_new_average(
 def test_latency_payload_keeps_microseconds_and_says_lower_is_better():
     p = series_payload(make_result([10.5, 11.25], metric="latency_pdr50_d2"))
     assert (p["y"], p["unit"], p["lower"]) == ([10.5, 11.25], "µs", True)
+    assert p["rolling"] == {"window": 14, "min_history": 5, "sigma": 3.0} and "bands" not in p
     assert p["ytitle"] == "Latency [µs] (lower is better)"
 
 
@@ -100,3 +102,25 @@ def test_drawn_bands_are_the_seeds_bands_of_the_values_with_the_detectors_own_ov
         np.testing.assert_array_equal(drawn[k], v)
     assert sorted(drawn) == sorted(DRAWN_BANDS)
     assert drawn_bands(dataclasses.replace(mdl, values=np.array([]))) == {}
+
+
+def test_payload_carries_the_detectors_bands_of_the_drawn_names_and_the_window_of_the_rest():
+    """graph.js draws the detector's own bands and makes the missing ones from ``y``: the payload
+    holds those bands (drawn names, one value per sample) and the rolling bands' parameters."""
+    from pal.render.graphs import drawn_bands, own_bands, rolling_params
+
+    v = np.array([20e6, 20.2e6, 19.9e6, 19.8e6, 20.1e6, 20.3e6, 20.0e6])
+    n = len(v)
+    r = make_result(v, bands={"tma": np.full(n, 20e6), "tmsd": np.full(n, 0.1e6), "mm": np.full(3, 1.0),
+                              "wda_centre": np.full(n, 2.0)})
+    assert sorted(own_bands(r)) == ["tma"]  # tmsd and wda_centre are not drawn, a short mm is not a band
+    p = series_payload(r)
+    assert p["bands"] == {"tma": [20.0] * n} and p["rolling"] == rolling_params()
+    drawn = drawn_bands(r)
+    assert sorted(drawn) == ["mm", "tma", "tma_hi", "tma_lo"] and drawn["tma"].tolist() == [20e6] * n
+    # the rolling ones from the values: history of 5 runs at sample 5, median 20.0e6, mean 20.0e6
+    assert np.isnan(drawn["mm"][:5]).all() and drawn["mm"][5] == 20.0e6 and drawn["tma_lo"][5] < 20.0e6
+    assert series_payload(r, with_bands=False).keys() == p.keys() - {"bands", "rolling"}
+    from pal.render.graphs import bands_data
+
+    assert bands_data(dataclasses.replace(r, values=np.array([]), bands={})) == {}  # nothing to draw

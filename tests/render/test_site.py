@@ -473,16 +473,24 @@ def test_the_site_from_the_samples_the_run_keeps_is_the_site_from_all_samples(tm
 
 
 def test_a_drill_down_holds_its_data_with_bands_and_its_group_file_the_same_without(site):
-    """The drill-down's JSON block is ``series_payload`` (bands included); its group's data file
-    carries the same data but the bands, which a group graph does not draw."""
+    """The drill-down's JSON block is ``series_payload``: the detector's own bands, and the
+    parameters of the rolling ones where some are drawn (graph.js computes those from ``y``);
+    its group's data file carries the same data but these, which a group graph does not draw."""
     from pal.render.graphs import series_payload
 
     root, results, _ = site
     r = results[3]  # the NDR series with TMA bands
     page = json.loads(parse(root / "s" / f"{r.key.slug()}.html").data_blocks[0][1])
     assert page == json.loads(json.dumps(series_payload(r)))  # the same values, rounded the same way
-    assert sorted(page["bands"]) == ["mm", "tma", "tma_hi", "tma_lo"]
+    assert sorted(page["bands"]) == ["mm", "tma", "tma_hi", "tma_lo"] and "rolling" not in page
+    assert page["bands"]["tma_hi"] == [15.1] * 10
     group = next((root / "data" / "g").glob("2n-icx-25ge2p1xxv710-ip4-*.js")).read_text("utf-8")
     line = next(l for l in group.split(";\n") if f'PAL.series["{r.key.slug()}"]=' in l)
     in_group = json.loads(line.split("]=", 1)[1])
     assert "bands" not in in_group and in_group == {k: v for k, v in page.items() if k != "bands"}
+    mdl = results[0]  # no band of its own: the rolling ones' window, no band values
+    page = json.loads(parse(root / "s" / f"{mdl.key.slug()}.html").data_blocks[0][1])
+    assert page == json.loads(json.dumps(series_payload(mdl)))
+    assert page["rolling"] == {"window": 14, "min_history": 5, "sigma": 3.0} and "bands" not in page
+    line = next(l for l in group.split(";\n") if f'PAL.series["{mdl.key.slug()}"]=' in l)
+    assert json.loads(line.split("]=", 1)[1]) == {k: v for k, v in page.items() if k != "rolling"}

@@ -1,3 +1,4 @@
+import dataclasses
 import re
 import xml.etree.ElementTree as ET
 from datetime import datetime, timezone
@@ -118,3 +119,44 @@ def test_runs_of_a_mask():
     assert svg._runs(np.array([True, True, True])) == [(0, 3)]
     assert svg._runs(np.array([False, True, True, False, True])) == [(1, 3), (4, 5)]
     assert svg._runs(np.array([False, False])) == [] and svg._runs(np.array([], dtype=bool)) == []
+
+
+def test_a_band_is_one_outline_upper_edge_forward_lower_edge_back_in_pixels():
+    """By hand: x 0, 1, 2 days on 684 px from x = 64; y 0.76..4.24 (data 1..4 padded by 8 %,
+    ticks 1..4) on 232 px from y = 260 up, so 3 -> 110.7, 4 -> 44.0, 1 -> 244.0, 2 -> 177.3."""
+    xs = np.array([0.0, 86400.0, 172800.0])
+    chart = svg.Chart("b", "y", [svg.Band(xs, np.array([1.0, 1.0, 2.0]), np.array([3.0, 3.0, 4.0]), "#9467bd"),
+                                 svg.Line(xs, np.array([2.0, 2.0, 3.0]), "#9467bd", 1.0)])
+    root = _parse(svg.render_svg(chart))
+    (band,) = root.findall(f"{NS}polygon")
+    assert band.get("points") == "64.0,110.7 406.0,110.7 748.0,44.0 748.0,177.3 406.0,244.0 64.0,244.0"
+    assert (band.get("fill"), band.get("fill-opacity"), band.get("stroke")) == ("#9467bd", "0.15", "none")
+    (line,) = root.findall(f"{NS}polyline")
+    assert line.get("points") == "64.0,177.3 406.0,177.3 748.0,110.7"  # every point: none inside a level
+
+
+def test_coordinates_are_texts_with_one_decimal_each_on_its_own_path():
+    flat = np.array([12.34, 0.05, -3.26, np.nan, 1000.0, 1234.56, 999.96])  # 0.05: tenths round half to even
+    assert svg._texts(flat) == ["12.3", "0.0", "-3.3", "nan", "1000.0", "1234.6", "1000.0"]
+    assert svg._texts(np.array([0.0, 747.95])) == ["0.0", "748.0"]
+
+
+def test_axes_and_legends_drawn_from_a_memo_follow_each_chart():
+    """The time axis and the legend are memoised per axis and legend: charts on other days, or
+    with another legend, get their own (and the same chart drawn twice the same text)."""
+    from tests.render.factory import T0, times_for
+
+    first = make_result([20e6] * 30)
+    later = dataclasses.replace(first, times=times_for(30, T0 + np.timedelta64(400, "D")))
+
+    def dates(text):
+        return [t.text for t in _parse(text).iter(f"{NS}text") if t.text and re.fullmatch(r"\d{4}-\d\d-\d\d", t.text)]
+
+    a, b = svg.render_svg(detail_chart(first, "t")), svg.render_svg(detail_chart(later, "t"))
+    assert dates(a) == ["2022-01-02", "2022-01-09", "2022-01-16", "2022-01-23", "2022-01-30"]
+    assert dates(b) == ["2023-02-06", "2023-02-13", "2023-02-20", "2023-02-27", "2023-03-06"]
+    assert svg.render_svg(detail_chart(first, "t")) == a
+    legends = [[t.text for t in _parse(svg.render_svg(c)).iter(f"{NS}text")][-len(c.legend):]
+               for c in (detail_chart(first, "t"), group_chart("g", [first, later]))]
+    assert legends[0] == ["samples", "trend", "TMA ± 3·TMSD", "moving median", "regression", "progression"]
+    assert len(legends[1]) == 2 and legends[1][0] == legends[1][1] != "samples"  # one entry per test
