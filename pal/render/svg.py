@@ -247,19 +247,11 @@ def _interleave(xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
     return flat
 
 
-_PATTERNS: dict[tuple[int, str, str], str] = {}
-
-
+@functools.lru_cache(maxsize=4096)
 def _pairs_pattern(n: int, each: str, last: str) -> str:
     """``each`` n - 1 times then ``last``: the %-pattern of n coordinate pairs (memoised: charts
     share their lengths)."""
-    key = (n, each, last)
-    pattern = _PATTERNS.get(key)
-    if pattern is None:
-        if len(_PATTERNS) > 4096:
-            _PATTERNS.clear()
-        pattern = _PATTERNS[key] = each * (n - 1) + last
-    return pattern
+    return each * (n - 1) + last
 
 
 def _corners(ys: np.ndarray) -> np.ndarray:
