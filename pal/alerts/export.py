@@ -40,6 +40,7 @@ import pyarrow.parquet as pq
 from pal import csvtext
 from pal.model import SeriesResult
 from pal.atomic import TMP_MARK, write_atomic
+from pal.memory import release_memory
 
 log = logging.getLogger("pal")
 
@@ -297,6 +298,9 @@ SAMPLE_EXPORT_COLUMNS = ["job", "test_id", "metric", "test_set", "topo_arch", "n
 GROUP_COLUMNS = ["job", "test_id", "metric", "test_set", "group", "first_build", "last_build", "runs", "valid",
                  "trend", "stdev", "label", "anomaly", "anomaly_build"]
 EXPORT_FORMATS = ("csv", "parquet", "json")
+#: changed builds formatted as one table (their test ids quoted once): a daily run has one a job,
+#: a cold run the whole window, whose table would hold every row of the job at once
+EXPORT_BATCH_BUILDS = 16
 #: the index of the build files that are current: ``exports/samples-index.json``
 SAMPLES_INDEX = "samples-index.json"
 #: what earlier versions wrote here (one file of every sample a run, rewritten daily), removed
@@ -529,11 +533,12 @@ class Exports:
                     entries[str(build)] = entry
                 else:
                     todo.append((build, lo, hi))
-            if todo:  # the changed builds' rows in one table, formatted build by build
-                frame = rows.frame(todo, self._facts)
+            for first in range(0, len(todo), EXPORT_BATCH_BUILDS):  # the changed builds, a batch a table
+                batch = todo[first:first + EXPORT_BATCH_BUILDS]
+                frame = rows.frame(batch, self._facts)
                 ready = {fmt: _Formatted(frame, fmt) for fmt in self.formats}
                 at = 0
-                for build, lo, hi in todo:
+                for build, lo, hi in batch:
                     written = self._write_build(name, build, ready, at, at + hi - lo, problem)
                     at += hi - lo
                     failed |= written is None
@@ -541,6 +546,7 @@ class Exports:
                         entries[str(build)] = {"digest": digests[build], **written}
                         self.formatted.append((job, build))
                 del frame, ready
+                release_memory()  # the batch's Arrow buffers: a cold run's peak is a batch's, not a job's
             index[job] = {"dir": name, "builds": dict(sorted(entries.items(), key=lambda kv: int(kv[0])))}
             del rows
         paths: dict[str, Path] = {}

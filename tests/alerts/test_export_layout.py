@@ -222,3 +222,16 @@ def test_series_frame_still_orders_rows_by_series(tmp_path):
     assert len(whole) == sum(len(r.values) for r in results)
     assert whole["job"].tolist() == sorted(whole["job"].tolist())
     assert np.array_equal(whole["build"].to_numpy()[:3], [10, 11, 12])
+
+
+@pytest.mark.parametrize("batch", [1, 2])
+def test_builds_formatted_in_batches_give_the_same_files(tmp_path, monkeypatch, batch):
+    """A cold run formats the window a batch of builds at a time (memory: a batch's table, not a
+    job's): the files are those of one table of every build."""
+    import pal.alerts.export
+
+    write(tmp_path / "whole", history(), ("csv", "parquet", "json"))
+    monkeypatch.setattr(pal.alerts.export, "EXPORT_BATCH_BUILDS", batch)
+    ex, _ = write(tmp_path / "batched", history(), ("csv", "parquet", "json"))
+    assert len(ex.formatted) == 11
+    assert files(tmp_path / "batched") == files(tmp_path / "whole")
