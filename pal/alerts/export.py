@@ -508,7 +508,11 @@ class Exports:
         """Write every export; a file that cannot be written goes to ``problem(path, error)`` (it is
         not in the index, so the next run tries again) and the others still are. Returns
         ``{"groups.<fmt>": path, "samples-<fmt>": dir}`` of what was written."""
-        if not self.formats and not self.dir.exists():
+        if not self.formats:  # no exports asked for: none of an earlier run's is left to mislead
+            if self.dir.exists():
+                self._remove_old_layout()
+                self._tidy(problem, {})
+                (self.dir / SAMPLES_INDEX).unlink(missing_ok=True)
             return {}
         self.dir.mkdir(parents=True, exist_ok=True)
         self._remove_old_layout()
@@ -562,9 +566,12 @@ class Exports:
             paths[f"samples-{fmt}"] = samples_dir(self.dir, fmt)
         document = {"format": version.hex(), "formats": list(self.formats),
                     "jobs": {j: index[j] for j in sorted(index)}}
-        write_atomic(self.dir / SAMPLES_INDEX,
-                     lambda tmp: tmp.write_text(json.dumps(document, sort_keys=True, indent=1) + "\n", "utf-8"))
-        self._prune(index)
+        try:
+            write_atomic(self.dir / SAMPLES_INDEX,
+                         lambda tmp: tmp.write_text(json.dumps(document, sort_keys=True, indent=1) + "\n", "utf-8"))
+        except OSError as exc:  # the next run finds no index it trusts and writes every file again
+            problem(self.dir / SAMPLES_INDEX, exc)
+        self._tidy(problem, index)
         if failed:
             log.info("exports: some build files could not be written; the next run writes them again")
         return paths
@@ -615,6 +622,13 @@ class Exports:
             elif path.exists() or path.is_symlink():
                 path.unlink(missing_ok=True)
                 log.info("exports: removed %s (the layout before per-build files)", path)
+
+    def _tidy(self, problem: Callable[[Path, Exception], None], index: dict[str, dict]) -> None:
+        """``_prune``; what cannot be removed goes to ``problem`` (the next run tries again)."""
+        try:
+            self._prune(index)
+        except OSError as exc:
+            problem(Path(exc.filename) if exc.filename else self.dir, exc)
 
     def _prune(self, index: dict[str, dict]) -> None:
         """Remove what the index does not hold: files of builds that left the window, directories of

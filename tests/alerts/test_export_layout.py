@@ -176,6 +176,35 @@ def test_no_formats_and_no_exports_dir_writes_nothing(tmp_path):
     assert not (tmp_path / "exports").exists()
 
 
+def test_exports_no_longer_asked_for_are_removed(tmp_path):
+    write(tmp_path, history(), ("csv", "parquet", "json"))
+    (tmp_path / "exports" / "notes.txt").write_text("a user's file is not pal's to remove")
+    assert Exports(tmp_path / "exports", history(), None, ()).write(lambda p, e: None) == {}
+    assert sorted(p.name for p in (tmp_path / "exports").iterdir()) == ["notes.txt"]
+
+
+def test_an_index_that_cannot_be_written_is_reported_and_the_next_run_writes_everything(tmp_path, monkeypatch):
+    import pal.alerts.export
+
+    real = pal.alerts.export.write_atomic
+
+    def no_index(target, write, **kw):
+        if target.name == SAMPLES_INDEX:
+            raise OSError(28, "No space left on device")
+        return real(target, write, **kw)
+
+    monkeypatch.setattr(pal.alerts.export, "write_atomic", no_index)
+    problems = []
+    Exports(tmp_path / "exports", history(), builds_for(history()), ("csv",)).write(
+        lambda path, exc: problems.append((path.name, exc.errno)))
+    assert problems == [(SAMPLES_INDEX, 28)]
+    monkeypatch.setattr(pal.alerts.export, "write_atomic", real)
+    ex, _ = write(tmp_path, history(), ("csv",))
+    assert len(ex.formatted) == 11  # no index to trust: every build written again
+    write(tmp_path / "fresh", history(), ("csv",))
+    assert files(tmp_path) == files(tmp_path / "fresh")
+
+
 def test_a_file_that_cannot_be_written_is_reported_and_written_by_the_next_run(tmp_path):
     blocked = samples_dir(tmp_path / "exports", "csv") / SPR / "6.csv"
     blocked.mkdir(parents=True)  # a directory where the file goes
