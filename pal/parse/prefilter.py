@@ -32,10 +32,6 @@ _TAIL = frozenset((b"status", b"tag", b"tags", b"doc", b"timeout"))
 _BODY = frozenset((b"kw", b"for", b"iter", b"if", b"branch", b"try", b"while", b"group", b"return",
                    b"continue", b"break", b"error", b"variable", b"var", b"msg"))
 _UNSAFE = re.compile(rb"<!(?:--|\[CDATA\[)")
-#: the most of a test the filter holds while it looks for the test's end: its tags and status are
-#: a few KB in Robot Framework's files; more (a 50 MB status text) goes to the parse without the
-#: filter, which streams it and stops at libxml2's 10 MB text node limit
-MAX_HELD = 16 << 20
 
 
 class FilterUnsafe(Exception):
@@ -99,8 +95,6 @@ def strip_test_bodies(chunks: Iterable[bytes]) -> Iterator[bytes]:
                     _no_nested_test(buf, pos, cut)
                     pos = cut
                     scanned = len(buf)
-                    if len(buf) - pos > MAX_HELD:  # a huge text or attribute after the body: the
-                        raise FilterUnsafe("a test's tail beyond MAX_HELD bytes")  # streaming parse refuses it
                     break
                 cut = body_end(buf, pos, end)
                 _no_nested_test(buf, pos, cut)
