@@ -34,7 +34,6 @@ from pal.parse.messages import MessageParser, parse_message
 from pal.parse.prefilter import FilterUnsafe, strip_test_bodies
 from pal.parse.walker import RawTest, Walk
 from pal.report import Problem
-from pal.store.schema import SAMPLES_SCHEMA, arrow_to_samples, column_array, samples_to_arrow
 
 
 @dataclass
@@ -48,12 +47,16 @@ class ParseResult:
 
     @classmethod
     def from_frame(cls, samples: pd.DataFrame, meta: BuildMeta, problems: list[Problem] | None = None) -> "ParseResult":
+        from pal.store.schema import samples_to_arrow
+
         return cls(samples_to_arrow(samples), meta, list(problems or []))
 
     @functools.cached_property
     def samples(self) -> pd.DataFrame:
         """The samples (``pal.model.SAMPLE_COLUMNS`` and dtypes), converted when first asked for:
         a parse worker writes the table and never needs them."""
+        from pal.store.schema import arrow_to_samples
+
         return arrow_to_samples(self.table)
 
 
@@ -134,6 +137,8 @@ def samples_table(rows: list[dict[str, Any]] | dict[str, list[Any]], meta: Build
     ``samples_to_arrow`` of the rows through pandas, a test checks): the DataFrame and its
     conversion were a third of a CSIT build's parse time.
     """
+    from pal.store.schema import SAMPLES_SCHEMA, column_array  # (the store package: imported when a build has rows)
+
     n = len(rows) if isinstance(rows, list) else len(next(iter(rows.values()), []))
     if n == 0:
         return SAMPLES_SCHEMA.empty_table()

@@ -32,6 +32,7 @@ _TAIL = frozenset((b"status", b"tag", b"tags", b"doc", b"timeout"))
 _BODY = frozenset((b"kw", b"for", b"iter", b"if", b"branch", b"try", b"while", b"group", b"return",
                    b"continue", b"break", b"error", b"variable", b"var", b"msg"))
 _UNSAFE = re.compile(rb"<!(?:--|\[CDATA\[)")
+_FEED = 1 << 20  # bytes handed to the parser at a time when the end of a file is held
 
 
 class FilterUnsafe(Exception):
@@ -121,5 +122,5 @@ def strip_test_bodies(chunks: Iterable[bytes]) -> Iterator[bytes]:
         scanned = max(0, scanned - pos)
         if out:
             yield b"".join(out)
-    if buf:
-        yield buf  # a truncated file: let the XML parser see (and report) the break
+    for i in range(0, len(buf), _FEED):  # a truncated file: let the XML parser see (and report) the
+        yield buf[i:i + _FEED]  # break, a piece at a time (a bomb's tail stops it at its limit early)
