@@ -160,43 +160,42 @@ def svg_height(chart: svg.Chart) -> int:
     return chart.height + 16 * math.ceil(len(chart.legend) / 2)
 
 
+@dataclass(frozen=True)
+class Axis:
+    """The time axis of the series of a job: its labels (``graphs.time_labels``), as JSON too,
+    and its build numbers as JSON."""
+
+    labels: list[str | None]
+    x: Json
+    b: Json
+
+
 class Pages:
     def __init__(self, info: SiteInfo, templates_dir: Path = DEFAULT_TEMPLATES):
         self.info = info
         self.env = make_env(templates_dir)
         self._series = self.env.get_template("series.html")
         self._cells: BuildCells | None = None
-        self._time_labels: dict[bytes, list[str | None]] = {}
-        self._json: dict[bytes, tuple[Json, Json]] = {}
+        self._axes: dict[bytes, Axis] = {}
 
-    def _labels(self, times: np.ndarray) -> list[str | None]:
-        """``graphs.time_labels``, once per distinct time axis: the series of a job share theirs."""
-        t = np.asarray(times).astype("datetime64[ns]")
-        k = t.tobytes()
-        labels = self._time_labels.get(k)
-        if labels is None:
-            if len(self._time_labels) > 256:
-                self._time_labels.clear()
-            labels = self._time_labels[k] = graphs.time_labels(t)
-        return labels
-
-    def _axis_json(self, result: SeriesResult, labels: list[str | None]) -> tuple[Json, Json]:
-        """The JSON texts of a series' time labels and build numbers, once per distinct axis (a
-        job's series share them: 70 us a page, a quarter of its graph data's encoding)."""
-        t = np.asarray(result.times).astype("datetime64[ns]").tobytes()
+    def _axis(self, result: SeriesResult) -> Axis:
+        """A series' time labels and their JSON and its build numbers' JSON, once per distinct axis:
+        the series of a job share theirs (the JSON 70 us a page, a quarter of its graph data's encoding)."""
+        t = np.asarray(result.times).astype("datetime64[ns]")
         b = np.asarray(result.builds, dtype=np.int64)
-        k = len(t).to_bytes(8, "little") + t + b.tobytes()
-        got = self._json.get(k)
-        if got is None:
-            if len(self._json) > 256:
-                self._json.clear()
-            got = self._json[k] = (Json(js_json(labels)), Json(js_json(b.tolist())))
-        return got
+        k = len(t).to_bytes(8, "little") + t.tobytes() + b.tobytes()
+        axis = self._axes.get(k)
+        if axis is None:
+            if len(self._axes) > 256:
+                self._axes.clear()
+            labels = graphs.time_labels(t)
+            axis = self._axes[k] = Axis(labels, Json(js_json(labels)), Json(js_json(b.tolist())))
+        return axis
 
-    def _series_json(self, result: SeriesResult, labels: list[str | None]) -> str:
+    def _series_json(self, result: SeriesResult) -> str:
         """``js_encode(graphs.series_data(...))`` without the bands: what the group's data file holds."""
-        x, b = self._axis_json(result, labels)
-        return js_encode(graphs.series_data(result, x, with_bands=False, builds=b))
+        axis = self._axis(result)
+        return js_encode(graphs.series_data(result, axis.x, with_bands=False, builds=axis.b))
 
     def render(self, name: str, root: str, page_title: str, scripts: list[str] | None = None, **ctx: object) -> str:
         return self.env.get_template(name).render(
@@ -212,7 +211,7 @@ class Pages:
     def group_json(self, result: SeriesResult) -> str:
         """The graph data of one series for its group's page, as JSON text: ``graphs.series_data``
         without the bands (a group graph draws none; they were 40 % of a group's data file)."""
-        return self._series_json(result, self._labels(result.times))
+        return self._series_json(result)
 
     def write_series(self, site: Path, result: SeriesResult, facts: BuildIndex, extras: SeriesExtras) -> str:
         """The drill-down of one series, s/<slug>.html: its static SVG and its graph data inline
@@ -226,9 +225,9 @@ class Pages:
         slug = key.slug()
         nic = str(result.attrs.get("nic") or "")
         name = short_name(key, nic)
-        labels = self._labels(result.times)
+        labels = self._axis(result).labels
         bands = graphs.drawn_bands(result)  # for the SVG: graph.js makes the rolling ones from the payload
-        common = self._series_json(result, labels)
+        common = self._series_json(result)
         drawn = graphs.bands_data(result)
         data = f'{common[:-1]},{js_encode(drawn)[1:]}' if drawn else common  # ``series_data`` with them
         chart = graphs.detail_chart(result, f"{name} ({key.metric})", bands)

@@ -67,4 +67,4 @@ def test_a_pages_graph_data_is_the_series_data_with_the_axis_encoded_once():
     results = site_inputs()[0] + long_inputs()[0][:5]
     for r in results + results:
         assert pages.group_json(r) == js_encode(series_data(r, with_bands=False))
-    assert 2 <= len(pages._json) < len(results)  # axes shared: fewer texts than series
+    assert 2 <= len(pages._axes) < len(results)  # axes shared: fewer texts than series
