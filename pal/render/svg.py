@@ -212,14 +212,6 @@ def _legend(legend: tuple[tuple[str, str], ...], left: int, pw: int, h: int) -> 
     return "".join(out)
 
 
-def _pts(xs: np.ndarray, ys: np.ndarray) -> str:
-    """``x,y x,y ...`` with one decimal (as a chart writes its lines' points)."""
-    n = len(xs)
-    if n == 0:
-        return ""
-    return _pairs_pattern(n, "%s,%s ", "%s,%s") % tuple(_texts(_interleave(xs, ys)))
-
-
 #: "0.0" ... "1000.0": the text of every coordinate in tenths of a pixel a chart can have
 _TENTHS = np.array([f"{i // 10}.{i % 10}" for i in range(10_001)], dtype=object)
 
@@ -283,6 +275,11 @@ class _Text:
         self.pieces.append((pattern, len(flat)))
         self.numbers.append(flat)
 
+    def points(self, xs: np.ndarray, ys: np.ndarray) -> None:
+        """``x,y x,y ...``: the points of a line or an outline, one decimal each."""
+        if len(xs):
+            self.pairs(_pairs_pattern(len(xs), "%s,%s ", "%s,%s"), _interleave(xs, ys))
+
     def join(self) -> str:
         if not self.numbers:
             return "".join(self.pieces)
@@ -328,7 +325,7 @@ def _draw(it, xpos, py, out: _Text) -> None:
             if not keep.all():
                 x, y = x[keep], y[keep]
             out.text('<polyline points="')
-            out.pairs(_pairs_pattern(len(x), "%s,%s ", "%s,%s"), _interleave(x, y))
+            out.points(x, y)
             out.text(tail)
         return
     if isinstance(it, Dots):
@@ -355,12 +352,8 @@ def _draw(it, xpos, py, out: _Text) -> None:
         tail = f'" fill="{it.color}" fill-opacity="{it.opacity}" stroke="none"/>'
         for a, b in _runs(ok):
             # the upper edge left to right, then the lower edge back: one closed outline
-            n = b - a
-            flat = np.empty(4 * n)
-            flat[0:2 * n:2], flat[1:2 * n:2] = X[a:b], HI[a:b]
-            flat[2 * n::2], flat[2 * n + 1::2] = X[a:b][::-1], LO[a:b][::-1]
             out.text('<polygon points="')
-            out.pairs(_pairs_pattern(2 * n, "%s,%s ", "%s,%s"), flat)
+            out.points(np.concatenate((X[a:b], X[a:b][::-1])), np.concatenate((HI[a:b], LO[a:b][::-1])))
             out.text(tail)
         return
     raise TypeError(f"not a chart item: {it!r}")

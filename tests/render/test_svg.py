@@ -101,16 +101,23 @@ def test_empty_chart_says_no_data():
     assert "no data" in svg.render_svg(svg.Chart("x", "y"))
 
 
+def _pts(xs: np.ndarray, ys: np.ndarray) -> str:
+    """The text a chart writes for these points (``_Text.points``)."""
+    out = svg._Text()
+    out.points(xs, ys)
+    return out.join()
+
+
 def test_points_are_written_with_one_decimal_in_and_outside_the_canvas():
     xs, ys = np.array([64.0, 100.04, 747.96]), np.array([28.0, 0.0, 259.94])
-    assert svg._pts(xs, ys) == "64.0,28.0 100.0,0.0 748.0,259.9"
-    assert svg._pts(np.array([-3.26]), np.array([2.0])) == "-3.3,2.0"  # negative: the %.1f path
-    assert svg._pts(np.array([]), np.array([])) == ""
+    assert _pts(xs, ys) == "64.0,28.0 100.0,0.0 748.0,259.9"
+    assert _pts(np.array([-3.26]), np.array([2.0])) == "-3.3,2.0"  # negative: the %.1f path
+    assert _pts(np.array([]), np.array([])) == ""
     # the text table's last entry, and past it (a chart taller than 1000 px): the %.1f path
-    assert svg._pts(np.array([999.96, 1234.56]), np.array([0.04, 1000.0])) == "1000.0,0.0 1234.6,1000.0"
+    assert _pts(np.array([999.96, 1234.56]), np.array([0.04, 1000.0])) == "1000.0,0.0 1234.6,1000.0"
     rng = np.random.default_rng(7)
     xy = rng.uniform(0, 999.9, 2000)
-    assert svg._pts(xy[:1000], xy[1000:]) == " ".join(
+    assert _pts(xy[:1000], xy[1000:]) == " ".join(
         f"{int(np.rint(x * 10)) // 10}.{int(np.rint(x * 10)) % 10},{int(np.rint(y * 10)) // 10}.{int(np.rint(y * 10)) % 10}"
         for x, y in zip(xy[:1000], xy[1000:]))
 
