@@ -45,12 +45,6 @@ class ParseResult:
     meta: BuildMeta
     problems: list[Problem] = field(default_factory=list)
 
-    @classmethod
-    def from_frame(cls, samples: pd.DataFrame, meta: BuildMeta, problems: list[Problem] | None = None) -> "ParseResult":
-        from pal.store.schema import samples_to_arrow
-
-        return cls(samples_to_arrow(samples), meta, list(problems or []))
-
     @functools.cached_property
     def samples(self) -> pd.DataFrame:
         """The samples (``pal.model.SAMPLE_COLUMNS`` and dtypes), converted when first asked for:

@@ -87,7 +87,7 @@ def test_parse_result_samples_are_the_table_as_pandas():
     result = ParseResult(samples_table(ROWS, META), META)
     pd.testing.assert_frame_equal(result.samples, arrow_to_samples(through_pandas(ROWS, META)))
     assert result.samples["tags"][0] == ("MRR", "64B") and math.isnan(result.samples["value"][1])
-    back = ParseResult.from_frame(result.samples, META)
+    back = ParseResult(samples_to_arrow(result.samples), META)
     assert plain(back.table) == plain(result.table)
 
 

@@ -12,6 +12,7 @@ import pandas as pd
 
 from pal.model import BuildMeta, coerce_samples
 from pal.parse import ParseResult
+from pal.store.schema import samples_to_arrow
 
 T0 = datetime(2022, 1, 24, 3, 0, tzinfo=timezone.utc)
 
@@ -59,7 +60,7 @@ def fake_parse(path: str, job: str, build: int, **options: object) -> ParseResul
     if text == "bad":
         raise ParseError(path, "not an output.xml", build=build)
     meta = make_meta(job, build)
-    return ParseResult.from_frame(make_samples(job, build, float(text)), meta)
+    return ParseResult(samples_to_arrow(make_samples(job, build, float(text))), meta)
 
 
 def main(argv: list[str]) -> int:
