@@ -40,6 +40,7 @@ from typing import Any
 
 import numpy as np
 
+from pal.analysis import compiled
 from pal.analysis.detector import Detector, SeriesInput, as_values, kind_of
 from pal.model import ACTIVE, RECOVERED, SUPERSEDED, Change
 
@@ -285,8 +286,24 @@ def _median(x: np.ndarray) -> float:
     return float((part[h - 1] + part[h]) / 2.0)
 
 
+#: Run the scans in the compiled kernel (pal.analysis.filters_kernel) when numba is importable;
+#: tests turn it off to check the NumPy forms (the reference) against it.
+USE_NUMBA = True
+
+
+def _kernel() -> Any:
+    return compiled.load("filters_kernel") if USE_NUMBA else None
+
+
 def _best_shift(x: np.ndarray, sigma: float, min_runs: int, min_after: int) -> tuple[float, int]:
     """Largest two-sample z of a split of ``x`` and where the 2nd part starts (parts >= min_runs / min_after)."""
+    kernel = _kernel()
+    if kernel is not None:
+        return kernel.best_shift(x, float(sigma), min_runs, min_after)
+    return _best_shift_numpy(x, sigma, min_runs, min_after)
+
+
+def _best_shift_numpy(x: np.ndarray, sigma: float, min_runs: int, min_after: int) -> tuple[float, int]:
     n = len(x)
     if n < min_runs + min_after:
         return 0.0, -1
@@ -306,6 +323,13 @@ def _best_excursion(x: np.ndarray, sigma: float, lengths: tuple[int, int]) -> tu
     least ``2 * lengths[1]`` runs outside. All lengths at once, one row each (a loop over them was
     the analysis' largest cost); the first largest z wins, the shortest length first.
     """
+    kernel = _kernel()
+    if kernel is not None:
+        return kernel.best_excursion(x, float(sigma), lengths[0], lengths[1])
+    return _best_excursion_numpy(x, sigma, lengths)
+
+
+def _best_excursion_numpy(x: np.ndarray, sigma: float, lengths: tuple[int, int]) -> tuple[float, int, int]:
     n = len(x)
     lens = np.arange(lengths[0], lengths[1] + 1)
     lens = lens[n - lens >= 2 * lengths[1]]
@@ -337,6 +361,13 @@ def _best_window(x: np.ndarray, sigma: float, min_runs: int) -> tuple[float, int
     much. Windows of ``EXCURSION_RUNS[1]`` + 1 runs up to all but ``min_runs`` on each side,
     lengths on a geometric grid (15 % apart; ``refine_changes`` then places both ends).
     """
+    kernel = _kernel()
+    if kernel is not None:
+        return kernel.best_window(x, float(sigma), min_runs, _WINDOW_LENGTHS)
+    return _best_window_numpy(x, sigma, min_runs)
+
+
+def _best_window_numpy(x: np.ndarray, sigma: float, min_runs: int) -> tuple[float, int, int]:
     n = len(x)
     top = n - 2 * min_runs
     lengths = _WINDOW_LENGTHS[_WINDOW_LENGTHS <= top]

@@ -40,7 +40,6 @@ new maximum recomputes everything). Only negative values with no positive one ar
 
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass
 from numbers import Real
@@ -48,6 +47,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
+from pal.analysis import compiled
 from pal.errors import PalError
 
 __all__ = ["Group", "MdlState", "MdlInputError", "classify", "group_bits"]
@@ -209,14 +209,9 @@ def _unit_of(max_value: float, unit: float | None, sbps: float | None) -> float:
 USE_NUMBA = True
 
 
-@functools.cache
 def _load_kernel() -> Any:
     """The kernel module, imported (not compiled: that happens at its first call) once."""
-    try:
-        from pal.analysis import mdl_kernel
-    except ImportError:  # numba missing: the NumPy path does the same work, slower
-        return None
-    return mdl_kernel
+    return compiled.load("mdl_kernel")
 
 
 def _kernel() -> Any:

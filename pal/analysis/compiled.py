@@ -1,0 +1,21 @@
+"""Numba kernels of the analysis, imported on first use.
+
+A kernel module imports numba, which costs half a second and some 60 MB in a process: the
+modules that use one load it here when a computation first needs it (never at their own
+import), and run their NumPy forms when numba is missing.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+from types import ModuleType
+
+
+@functools.cache
+def load(name: str) -> ModuleType | None:
+    """``pal.analysis.<name>`` imported once, or None when numba is not installed."""
+    try:
+        return importlib.import_module(f"pal.analysis.{name}")
+    except ImportError:
+        return None

@@ -1,0 +1,101 @@
+"""The compiled scans of the alert filters (pal.analysis.filters_kernel): the NumPy forms' exact
+results (the same z, start and end, ties and NaN as ``np.argmax`` has them) on every edge, and
+the same alertable changes on a whole labelled set whichever path runs."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from pal.analysis import filters
+from pal.analysis.mdl_detector import MdlDetector
+from pal.evaluation.datasets import honest
+
+kernel = pytest.importorskip("pal.analysis.filters_kernel", reason="numba is not installed")
+
+
+def same(a: tuple, b: tuple) -> bool:
+    """Equal element by element (NaN equals NaN), and plain Python numbers like the NumPy forms'."""
+    return len(a) == len(b) and all(
+        (p == q or (np.isnan(p) and np.isnan(q))) and type(p) is type(q) for p, q in zip(a, b))
+
+
+def cases(seed: int, count: int):
+    """Series of 0-90 runs: noise, steps, rounded values (ties), constants, +-inf, and every
+    small min_runs / min_after (0 divides by zero, as the NumPy forms do)."""
+    rng = np.random.default_rng(seed)
+    for _ in range(count):
+        n = int(rng.integers(0, 90))
+        x = rng.normal(100.0, 3.0, n)
+        kind = rng.random()
+        if n and kind < 0.2:
+            x = np.round(x)
+        elif n and kind < 0.3:
+            x[:] = 5.0
+        elif n and kind < 0.4:
+            x[int(rng.integers(0, n))] = rng.choice([np.inf, -np.inf])
+        elif n > 10 and kind < 0.6:
+            x[n // 2:] += rng.normal(0.0, 10.0)
+        yield x, float(rng.choice([3.0, 1.0, 0.5, 1e-9])), int(rng.integers(0, 10)), int(rng.integers(0, 10))
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # the NumPy forms' 0/0 and inf - inf
+def test_scans_equal_the_numpy_forms():
+    checked = {"shift": 0, "excursion": 0, "window": 0}
+    for x, sigma, min_runs, min_after in cases(5, 3000):
+        got = kernel.best_shift(x, sigma, min_runs, min_after)
+        assert same(got, filters._best_shift_numpy(x, sigma, min_runs, min_after)), (x, sigma, min_runs)
+        checked["shift"] += got[1] >= 0
+        got = kernel.best_excursion(x, sigma, *filters.EXCURSION_RUNS)
+        assert same(got, filters._best_excursion_numpy(x, sigma, filters.EXCURSION_RUNS)), (x, sigma)
+        checked["excursion"] += got[1] >= 0
+        got = kernel.best_window(x, sigma, min_runs, filters._WINDOW_LENGTHS)
+        assert same(got, filters._best_window_numpy(x, sigma, min_runs)), (x, sigma, min_runs)
+        checked["window"] += got[1] >= 0
+    assert min(checked.values()) > 500  # most cases found something to compare
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_ties_and_nan_pick_what_argmax_picks():
+    # a symmetric series: the splits at 10 and 20 both part means 0 and 0.5 (10 runs against 20);
+    # argmax keeps the first
+    x = np.array([0.0] * 10 + [1.0] * 10 + [0.0] * 10)
+    z = 0.5 / math.sqrt(1 / 10 + 1 / 20)
+    assert kernel.best_shift(x, 1.0, 8, 8) == filters._best_shift_numpy(x, 1.0, 8, 8) == (pytest.approx(z), 10)
+    # inf at run 25: splits up to 25 have z = inf, later ones inf - inf = NaN; the first NaN
+    # wins over the infs before it, in both (and an excursion then reports none)
+    y = np.linspace(0.0, 1.0, 40)
+    y[25] = np.inf
+    z, k = kernel.best_shift(y, 1.0, 8, 8)
+    assert np.isnan(z) and k == filters._best_shift_numpy(y, 1.0, 8, 8)[1] == 26
+    assert kernel.best_excursion(y, 1.0, 3, 10) == (0.0, -1, -1)
+
+
+@pytest.mark.parametrize("confirm_runs", [1, 3])
+def test_alertable_changes_do_not_depend_on_the_path(monkeypatch, confirm_runs):
+    det = MdlDetector()
+    series = honest(seed=2, n_changing=30, n_stationary=10)
+    out = {}
+    for use in (True, False):
+        monkeypatch.setattr(filters, "USE_NUMBA", use)
+        out[use] = [filters.alertable_changes(det, s.values, s.direction, confirm_runs=confirm_runs, window_runs=10)
+                    for s in series]
+    assert out[True] == out[False]
+    assert sum(len(c) for c in out[True]) > 30  # the set has changes to alert on
+
+
+def test_import_does_not_load_numba():
+    code = (
+        "import sys\n"
+        "import numpy as np\n"
+        "import pal.analysis.filters as f\n"
+        "print('numba' in sys.modules)\n"
+        "f._best_shift(np.arange(20.0), 1.0, 8, 8)\n"
+        "print('pal.analysis.filters_kernel' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "True"]
