@@ -27,6 +27,7 @@ import math
 
 import numpy as np
 
+from pal.analysis import compiled
 from pal.analysis.tma import DEFAULTS, window_stats
 
 BAND_NAMES = ("mm", "tma", "tma_lo", "tma_hi", "tmsd")
@@ -149,6 +150,25 @@ def _window_stats(valid: np.ndarray, window: int) -> tuple[np.ndarray, np.ndarra
     return q2, mean, sd
 
 
+#: Compute the statistics in the compiled kernel (pal.analysis.bands_kernel) when numba is
+#: importable; tests turn it off to check the NumPy form (the reference) against it.
+USE_NUMBA = True
+
+
+def _rolling_stats(valid: np.ndarray, window: int, first: int, stop: int) -> np.ndarray:
+    """MM, TMA, TMSD by history length (``bands_kernel.rolling_stats``), with NumPy and Python floats."""
+    stats = np.full((3, len(valid) + 1), np.nan)  # rows mm, tma, tmsd by history length
+    if len(valid) >= window:
+        stats[:, window:] = _window_stats(valid, window)
+    if first < stop <= _PAIRWISE_BLOCK + 1:
+        stats[:, first:stop] = np.array(_prefix_stats(valid, first, stop)).T
+    else:  # prefixes longer than numpy's pairwise block: judged one by one
+        for hist in range(first, stop):
+            st = window_stats(valid[:hist])
+            stats[:, hist] = st.mm, st.tma, st.tmsd
+    return stats
+
+
 def rolling_bands(values: np.ndarray, window: int = DEFAULTS["window"], min_history: int = DEFAULTS["min_history"],
                   sigma: float = DEFAULTS["sigma"]) -> dict[str, np.ndarray]:
     """Per sample: MM, TMA, TMSD and TMA ± sigma·TMSD of the valid runs before it (NaN while too few)."""
@@ -158,15 +178,11 @@ def rolling_bands(values: np.ndarray, window: int = DEFAULTS["window"], min_hist
     # history length before each sample = valid runs strictly before it
     h = np.zeros(len(x), dtype=np.intp)
     np.cumsum(present[:-1], out=h[1:])
-    stats = np.full((3, len(valid) + 1), np.nan)  # rows mm, tma, tmsd by history length
-    if len(valid) >= window:
-        stats[:, window:] = _window_stats(valid, window)
     first, stop = max(min_history, 1), min(window, len(valid) + 1)
-    if first < stop <= _PAIRWISE_BLOCK + 1:
-        stats[:, first:stop] = np.array(_prefix_stats(valid, first, stop)).T
-    else:  # prefixes longer than numpy's pairwise block: judged one by one
-        for hist in range(first, stop):
-            st = window_stats(valid[:hist])
-            stats[:, hist] = st.mm, st.tma, st.tmsd
+    kernel = compiled.load("bands_kernel") if USE_NUMBA and 1 <= window <= _PAIRWISE_BLOCK else None
+    if kernel is not None:
+        stats = kernel.rolling_stats(valid, window, first, stop)
+    else:
+        stats = _rolling_stats(valid, window, first, stop)
     mm, tma, tmsd = stats[:, h]
     return {"mm": mm, "tma": tma, "tma_lo": tma - sigma * tmsd, "tma_hi": tma + sigma * tmsd, "tmsd": tmsd}

@@ -12,8 +12,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pal.analysis import bands
 from pal.analysis.bands import BAND_NAMES, _numpy_sum, rolling_bands
 from pal.analysis.tma import TmaDetector, window_stats
+
+
+@pytest.fixture(params=["compiled", "numpy"])
+def path(request, monkeypatch):
+    """Each test on both paths: the compiled statistics (pal.analysis.bands_kernel) and the NumPy form."""
+    if request.param == "compiled":
+        pytest.importorskip("pal.analysis.bands_kernel", reason="numba is not installed")
+    monkeypatch.setattr(bands, "USE_NUMBA", request.param == "compiled")
+    return request.param
 
 
 def _masked_window(w: np.ndarray) -> tuple[float, float, float]:
@@ -67,7 +77,7 @@ def mrr_like(rng: np.random.Generator, n: int, wide: bool = False) -> np.ndarray
 
 
 @pytest.mark.parametrize("seed", range(40))
-def test_bands_equal_reference_bit_for_bit(seed):
+def test_bands_equal_reference_bit_for_bit(seed, path):
     rng = np.random.default_rng(seed)
     n = int(rng.integers(0, 200))
     x = mrr_like(rng, n, wide=seed % 2 == 1)
@@ -79,7 +89,7 @@ def test_bands_equal_reference_bit_for_bit(seed):
 
 
 @pytest.mark.parametrize("seed", range(20))
-def test_bands_equal_tma_detector(seed):
+def test_bands_equal_tma_detector(seed, path):
     rng = np.random.default_rng(seed)
     n = int(rng.integers(1, 60))
     x = rng.normal(1e7, 2e5, n)
@@ -98,10 +108,17 @@ def test_bands_equal_tma_detector(seed):
        st.integers(3, 16), st.integers(1, 16))
 def test_bands_equal_reference_any_floats(values, window, min_history):
     x = np.asarray(values, dtype=np.float64)
-    assert_same_bits(rolling_bands(x, window, min_history), reference(x, window, min_history))
+    ref = reference(x, window, min_history)
+    saved = bands.USE_NUMBA
+    try:
+        for use in (True, False):  # both paths (hypothesis runs no function-scoped fixture)
+            bands.USE_NUMBA = use
+            assert_same_bits(rolling_bands(x, window, min_history), ref)
+    finally:
+        bands.USE_NUMBA = saved
 
 
-def test_lengths_around_min_history_and_window():
+def test_lengths_around_min_history_and_window(path):
     rng = np.random.default_rng(3)
     base = rng.normal(1e7, 2e5, 40)
     base[6] = 2e6
@@ -119,7 +136,7 @@ def test_lengths_around_min_history_and_window():
     assert all(np.isnan(v).all() and len(v) == 8 for v in all_missing.values())
 
 
-def test_exactly_window_long_history():
+def test_exactly_window_long_history(path):
     # 14 valid runs then one more: the 15th sample is the first one judged on a full window
     x = np.arange(1.0, 16.0)
     got = rolling_bands(x, 14, 5)
@@ -130,7 +147,7 @@ def test_exactly_window_long_history():
 
 
 @pytest.mark.filterwarnings("ignore:Mean of empty slice")  # window_stats when no value is kept
-def test_constant_and_infinite_values():
+def test_constant_and_infinite_values(path):
     const = np.full(20, 5.0)
     got = rolling_bands(const, 14, 5)
     assert (got["tma"][5:] == 5.0).all() and (got["tmsd"][5:] == 0.0).all()  # IQR 0 keeps all
@@ -139,7 +156,7 @@ def test_constant_and_infinite_values():
         assert_same_bits(rolling_bands(x, 6, 3), reference(x, 6, 3))
 
 
-def test_long_window_goes_one_by_one():
+def test_long_window_goes_one_by_one(path):
     # prefixes longer than numpy's pairwise block (128 values) take window_stats itself
     rng = np.random.default_rng(11)
     x = mrr_like(rng, 170)
@@ -154,7 +171,7 @@ def test_numpy_sum_order(n):
         assert _numpy_sum(a.tolist()) == np.sum(a)
 
 
-def test_bands_hand_computed():
+def test_bands_hand_computed(path):
     x = np.array([10.0, 12.0, 11.0, 13.0, 100.0, 12.0])
     b = rolling_bands(x, window=5, min_history=5)
     # the last sample sees [10, 12, 11, 13, 100]: Q1 = 11, Q3 = 13, IQR = 2 -> 100 is an outlier
