@@ -1,8 +1,12 @@
 """Arrow schemas of the stored tables and the DataFrame <-> Arrow conversions.
 
 The samples table is stored with explicit Arrow types (not pandas' inferred ones) so that
-every fragment has the same schema: ``trials`` is ``list<double>``, ``tags`` is
-``list<string>``, missing numbers are Arrow nulls and come back as NaN (never 0.0).
+every fragment has the same schema: ``trials`` is ``list<double>``, missing numbers are Arrow
+nulls and come back as NaN (never 0.0). ``SAMPLES_SCHEMA`` is the table pal hands around
+(``tags`` a ``list<string>``); a fragment holds ``STORED_SCHEMA``, where a row's tags are one
+string joined by ``TAG_SEP`` (``to_stored`` / ``from_stored``): a CSIT test's ~30 tags repeat on
+every row of its series, and as lists they were two thirds of a window's bytes and half of its
+read; joined, Parquet keeps one copy per distinct tag set and a read hands out codes.
 """
 
 from __future__ import annotations
@@ -13,14 +17,17 @@ from typing import Iterable
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from pal.model import SAMPLE_COLUMNS, coerce_samples
 
 #: Bumped whenever the on-disk layout or the samples schema changes incompatibly. Version 2: a
 #: manifest entry may name a row group of a compacted fragment (several builds in one file).
-SCHEMA_VERSION = 2
+#: Version 3: new fragments hold the tags joined (``STORED_SCHEMA``; older ones, read as they
+#: are, keep their lists), which a pal reading version 2 could not read.
+SCHEMA_VERSION = 3
 #: versions this pal reads; older ones are rewritten as SCHEMA_VERSION on the next write
-READABLE_VERSIONS = (1, 2)
+READABLE_VERSIONS = (1, 2, 3)
 
 _ARROW_OF_PANDAS = {
     "string": pa.string(),
@@ -38,11 +45,14 @@ def _arrow_type(col: str) -> pa.DataType:
 
 
 SAMPLES_SCHEMA = pa.schema([pa.field(c, _arrow_type(c)) for c in SAMPLE_COLUMNS])
+#: what a fragment holds (since schema version 3): ``tags`` joined by TAG_SEP, "" for no tags
+STORED_SCHEMA = SAMPLES_SCHEMA.set(SAMPLES_SCHEMA.get_field_index("tags"), pa.field("tags", pa.string()))
 
 #: string columns: Parquet keeps them dictionary-encoded on disk, and they are read as Arrow
 #: dictionaries (``read_dictionary``), so a value repeated on every row of a series is held once
 STRING_COLUMNS = tuple(c for c, t in SAMPLE_COLUMNS.items() if t == "string")
-#: joins a row's tags into one string in dictionary reads (``Store.table(dictionary=True)``)
+#: joins a row's tags into one string (a control character no XML file can hold in a tag; one in
+#: a tag from JSON becomes a space when stored, ``to_stored``)
 TAG_SEP = "\x1f"
 
 #: Columns the samples table is always sorted by.
@@ -95,6 +105,38 @@ def samples_to_arrow(df: pd.DataFrame) -> pa.Table:
         else:
             arrays.append(pa.array(df[col], type=typ, from_pandas=True))  # NaN/NA -> null
     return pa.Table.from_arrays(arrays, schema=SAMPLES_SCHEMA)
+
+
+def to_stored(table: pa.Table) -> pa.Table:
+    """A table of SAMPLES_SCHEMA (or already STORED_SCHEMA) as a fragment stores it: each row's
+    tags joined by TAG_SEP (an empty list as "", none as null)."""
+    i = table.schema.get_field_index("tags")
+    if i < 0 or not pa.types.is_list(table.schema.field(i).type):
+        return table
+    tags = table.column(i)
+    if pc.any(pc.match_substring(pc.list_flatten(tags), TAG_SEP)).as_py():
+        tags = pa.chunked_array([pa.ListArray.from_arrays(
+            c.offsets, pc.replace_substring(c.flatten(), TAG_SEP, " "), mask=c.is_null()) for c in tags.chunks],
+            type=tags.type)
+    return table.set_column(i, "tags", pc.binary_join(tags, TAG_SEP))
+
+
+def from_stored(table: pa.Table, joined: bool) -> pa.Table:
+    """A fragment's table (STORED_SCHEMA, or the lists of a fragment written before version 3)
+    with its tags joined (``joined``: as a fragment stores them) or as lists (SAMPLES_SCHEMA)."""
+    i = table.schema.get_field_index("tags")
+    if i < 0:
+        return table
+    typ = table.schema.field(i).type
+    if pa.types.is_list(typ):
+        return to_stored(table) if joined else table
+    if joined:
+        return table
+    tags = table.column(i)
+    if pa.types.is_dictionary(typ):
+        tags = tags.cast(pa.string())
+    lists = pc.if_else(pc.equal(tags, ""), pa.scalar([], pa.list_(pa.string())), pc.split_pattern(tags, TAG_SEP))
+    return table.set_column(i, "tags", lists)
 
 
 def _lists_of(column: pa.ChunkedArray, as_tuple: bool) -> list:

@@ -44,8 +44,8 @@ from pal.atomic import crash_point, is_temp, write_atomic, write_text_atomic
 from pal.store.lock import LOCK_NAME, StoreLock
 from pal.store.manifest import MANIFEST_NAME, Manifest, builds_frame, entry_of
 from pal.store.schema import (
-    READABLE_VERSIONS, SAMPLES_SCHEMA, SCHEMA_VERSION, SORT_KEYS, STRING_COLUMNS, TAG_SEP, arrow_to_samples, json_safe,
-    samples_to_arrow,
+    READABLE_VERSIONS, SAMPLES_SCHEMA, SCHEMA_VERSION, SORT_KEYS, STORED_SCHEMA, STRING_COLUMNS, arrow_to_samples,
+    from_stored, json_safe, samples_to_arrow, to_stored,
 )
 
 if TYPE_CHECKING:
@@ -81,7 +81,7 @@ class CommitResult:
 
 def write_fragment(samples: pd.DataFrame | pa.Table, target: Path, *, step: str | None = "fragment-temp") -> int:
     """Write samples (sorted by test_id, metric) as one Parquet file, atomically; return the row count."""
-    table = samples if isinstance(samples, pa.Table) else samples_to_arrow(samples)
+    table = to_stored(samples if isinstance(samples, pa.Table) else samples_to_arrow(samples))
     if table.num_rows:
         table = table.take(pc.sort_indices(table, sort_keys=[(k, "ascending") for k in SORT_KEYS]))
     write_atomic(target, lambda p: pq.write_table(table, p, compression="zstd"), step=step)
@@ -95,17 +95,6 @@ def _schema(columns: list[str] | None, dictionary: bool) -> pa.Schema:
         fields = [f.with_type(pa.dictionary(pa.int32(), pa.string())) if f.name in (*STRING_COLUMNS, "tags") else f
                   for f in fields]
     return pa.schema(fields)
-
-
-def _join_tags(table: pa.Table) -> pa.Table:
-    """``tags`` (a list of strings per row) as one dictionary-encoded string per row, joined by TAG_SEP.
-
-    A CSIT test's ~30 tags repeat on every row of its series: as lists they are two thirds of a
-    window's bytes; joined and encoded as soon as they are read they are a 4-byte code per row."""
-    i = table.schema.get_field_index("tags")
-    if i < 0:
-        return table
-    return table.set_column(i, "tags", pc.dictionary_encode(pc.binary_join(table["tags"], TAG_SEP)))
 
 
 def _read_spans(pf: pq.ParquetFile, spans: list[tuple[int, int, int]], columns: list[str] | None,
@@ -312,14 +301,23 @@ class Store:
         schema = _schema(columns, dictionary)
         if not pieces:
             return schema.empty_table()
-        as_dict = [c for c in STRING_COLUMNS if columns is None or c in columns] if dictionary else None
-        convert = _join_tags if dictionary else (lambda t: t)
+        as_dict = [c for c in (*STRING_COLUMNS, "tags") if columns is None or c in columns] if dictionary else None
+
+        def convert(t: pa.Table) -> pa.Table:
+            t = from_stored(t, joined=dictionary)
+            i = t.schema.get_field_index("tags")
+            if dictionary and i >= 0 and not pa.types.is_dictionary(t.schema.field(i).type):  # a pre-3 fragment's
+                t = t.set_column(i, "tags", pc.dictionary_encode(t.column(i)))
+            return t
 
         def read(piece: tuple[str, list[tuple[int, int, int]] | None]) -> pa.Table:
             rel, spans = piece
             path = self.path / rel
             try:
-                pf = pq.ParquetFile(path, read_dictionary=as_dict)
+                try:
+                    pf = pq.ParquetFile(path, read_dictionary=as_dict)
+                except KeyError:  # a fragment written before version 3: its tags are lists
+                    pf = pq.ParquetFile(path, read_dictionary=[c for c in as_dict or () if c != "tags"])
                 if spans is None:
                     t = convert(pf.read(columns=columns))
                 else:
@@ -514,7 +512,7 @@ class Store:
         pending: list[pa.Table] = []
         rows = 0
         group = 0
-        with pq.ParquetWriter(target, SAMPLES_SCHEMA, compression="zstd") as writer:
+        with pq.ParquetWriter(target, STORED_SCHEMA, compression="zstd") as writer:
             def flush() -> None:
                 nonlocal pending, rows, group
                 if pending:
@@ -524,7 +522,7 @@ class Store:
 
             for rel in sources:
                 try:
-                    t = pq.read_table(self.path / rel, schema=SAMPLES_SCHEMA)
+                    t = from_stored(pq.read_table(self.path / rel), joined=True).cast(STORED_SCHEMA)
                 except (OSError, pa.ArrowInvalid) as exc:
                     raise StoreError(f"{self.path / rel}: cannot read a listed fragment ({exc})") from None
                 if pending and rows + t.num_rows > GROUP_ROWS:

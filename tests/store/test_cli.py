@@ -7,7 +7,7 @@ import json
 import pandas as pd
 
 from pal.cli import main
-from pal.store import Store
+from pal.store import SCHEMA_VERSION, Store
 from tests.store.data import make_meta, make_samples
 
 JOB = "csit-vpp-perf-mrr-daily-master-2n-icx"
@@ -29,7 +29,7 @@ def test_store_commands(tmp_path, capsys):
 
     assert main(["store", "info", "--spec", str(spec)]) == 0
     info = json.loads(capsys.readouterr().out)
-    assert (info["jobs"], info["builds"], info["rows"], info["schema_version"]) == (1, 1, 3, 2)
+    assert (info["jobs"], info["builds"], info["rows"], info["schema_version"]) == (1, 1, 3, SCHEMA_VERSION)
 
     assert main(["store", "vacuum", "--spec", str(spec)]) == 0
     assert json.loads(capsys.readouterr().out)["removed"] == [".manifest.json.tmp-9-x"]

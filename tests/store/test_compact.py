@@ -8,6 +8,8 @@ import shutil
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from pal.store import Store
@@ -175,3 +177,38 @@ def test_a_commit_of_many_builds_compacts_them_by_itself(tmp_path):
     got = store.samples()
     assert got.loc[got.metric == "ndr", "value"].tolist() == [18123456.5 * b for b in range(1, 7)]
     assert Store(tmp_path / "t", auto_compact=None).auto_compact is None
+
+
+V2 = Path(__file__).resolve().parents[1] / "data" / "store-v2"
+
+
+def test_a_version_2_store_with_tags_as_lists_reads_as_a_new_one(tmp_path):
+    """Fragments written before version 3 hold the tags as lists; they are read as they are (both
+    reads), compacted into the joined form, and live beside new fragments in one store."""
+    path = tmp_path / "old"
+    shutil.copytree(V2, path)
+    store = Store(path, auto_compact=None)
+    assert json.loads((path / "manifest.json").read_text())["schema_version"] == 2
+    old = [(A, b, float(b)) for b in (1, 2, 3, 4)] + [(B, b, 1.0) for b in (1, 2)]
+
+    def expected(extra=()):
+        frames = [make_samples(j, b, scale=s) for j, b, s in [*old, *extra]]
+        return pd.concat(frames, ignore_index=True).sort_values(["job", "build", "test_id", "metric"]).reset_index(
+            drop=True)
+
+    def joined_tags(s: Store) -> list:
+        table = s.table(dictionary=True)
+        return table.column("tags").cast(pa.string()).to_pylist()
+
+    pd.testing.assert_frame_equal(store.samples(), expected())
+    assert joined_tags(store) == ["\x1f".join(t) for t in expected()["tags"]]
+    assert store.insert(make_samples(A, 5), make_meta(A, 5), "5" * 64) == "added"  # a version-3 fragment
+    both = expected([(A, 5, 1.0)])
+    pd.testing.assert_frame_equal(Store(path).samples(), both)
+    assert joined_tags(Store(path)) == ["\x1f".join(t) for t in both["tags"]]
+    assert store.vacuum()["compacted"] == 2  # B's two old single-build fragments, into the joined form
+    assert json.loads((path / "manifest.json").read_text())["schema_version"] == SCHEMA_VERSION
+    pd.testing.assert_frame_equal(Store(path).samples(), both)
+    assert joined_tags(Store(path)) == ["\x1f".join(t) for t in both["tags"]]
+    compacted = [f for f in parquet_files(store) if "ndrpdr" in f]
+    assert len(compacted) == 1 and str(pq.read_schema(path / compacted[0]).field("tags").type) == "string"

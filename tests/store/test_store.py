@@ -11,7 +11,8 @@ import pytest
 
 from pal.errors import StoreError
 from pal.model import BUILD_COLUMNS, SAMPLE_COLUMNS
-from pal.store import SAMPLES_SCHEMA, Store
+from pal.store import SAMPLES_SCHEMA, SCHEMA_VERSION, Store
+from pal.store.schema import STORED_SCHEMA, TAG_SEP
 from tests.store.data import T0, make_meta, make_samples
 
 JOB = "csit-vpp-perf-mrr-daily-master-2n-icx"
@@ -55,14 +56,19 @@ def test_roundtrip_every_column_and_dtype(store):
     assert got["build_time"].tolist() == [pd.Timestamp("2022-01-31T03:00:00Z")] * 3
 
 
-def test_fragment_has_arrow_list_types(store):
-    store.insert(make_samples(JOB, 1), make_meta(JOB, 1), SHA_A)
+def test_fragment_has_the_stored_types(store):
+    samples = make_samples(JOB, 1)
+    store.insert(samples, make_meta(JOB, 1), SHA_A)
     (frag,) = (store.path / "samples").rglob("*.parquet")
     assert frag.parent.name == f"job={JOB}" and frag.name.startswith("1-aaaaaaaa-")
     schema = pq.read_schema(frag)
     assert str(schema.field("trials").type) == "list<element: double>"
-    assert str(schema.field("tags").type) == "list<element: string>"
-    assert schema.equals(SAMPLES_SCHEMA, check_metadata=False)
+    assert str(schema.field("tags").type) == "string"  # joined by TAG_SEP (schema version 3)
+    assert schema.equals(STORED_SCHEMA, check_metadata=False)
+    stored = pq.read_table(frag).column("tags").to_pylist()
+    assert stored == [TAG_SEP.join(t) for t in samples.sort_values(["test_id", "metric"])["tags"]]
+    # the store hands out SAMPLES_SCHEMA: the tags as lists again
+    assert store.table().schema.equals(SAMPLES_SCHEMA, check_metadata=False)
 
 
 def test_insert_is_idempotent(store):
@@ -132,7 +138,7 @@ def test_empty_store(tmp_path):
     store = Store(tmp_path / "new")
     assert store.samples().empty and list(store.samples().columns) == list(SAMPLE_COLUMNS)
     assert store.builds().empty
-    assert store.info() == {"path": str(tmp_path / "new"), "schema_version": 2, "jobs": 0, "builds": 0,
+    assert store.info() == {"path": str(tmp_path / "new"), "schema_version": SCHEMA_VERSION, "jobs": 0, "builds": 0,
                             "rows": 0, "size_bytes": 0, "per_job": {}}
     assert store.load_state("x") == {} and store.load_alerts() == []
 
@@ -152,7 +158,7 @@ def test_schema_version_mismatch(store):
     data = json.loads(manifest.read_text())
     data["schema_version"] = 99
     manifest.write_text(json.dumps(data))
-    with pytest.raises(StoreError, match=r"manifest.json: store schema version 99 .*\(1, 2\)"):
+    with pytest.raises(StoreError, match=r"manifest.json: store schema version 99 .*\(1, 2, 3\)"):
         Store(store.path)
 
 
@@ -186,7 +192,7 @@ def test_info_vacuum_and_export(store, tmp_path):
     store.insert(make_samples(JOB, 1), make_meta(JOB, 1), SHA_A)
     store.insert(make_samples(JOB2, 2), make_meta(JOB2, 2), SHA_B)
     info = store.info()
-    assert (info["jobs"], info["builds"], info["rows"], info["schema_version"]) == (2, 2, 6, 2)
+    assert (info["jobs"], info["builds"], info["rows"], info["schema_version"]) == (2, 2, 6, SCHEMA_VERSION)
     assert info["per_job"][JOB] == {"builds": 1, "rows": 3, "first_build": 1, "last_build": 1}
     assert info["size_bytes"] == sum(p.stat().st_size for p in store.path.rglob("*") if p.is_file())
     # leftovers of killed runs: a temp file, an unlisted fragment, a staged file
