@@ -20,6 +20,9 @@ $(STAMP): setup.cfg pyproject.toml constraints.txt
 	touch $@
 
 venv: $(STAMP)  ## create .venv and install pal with its test dependencies, pinned by constraints.txt
+	@# pal's bytecode, as a regular (non-editable) install has it: a run does not compile its ~100
+	@# modules on every start where PYTHONDONTWRITEBYTECODE is set (0.3-0.5 s of a 1.5 s run)
+	@$(BIN)/python -m compileall -q pal
 
 constraints:  ## re-resolve the dependencies in a fresh venv and pin them in constraints.txt
 	rm -rf .venv-lock
