@@ -70,6 +70,7 @@ def make_env(templates_dir: Path) -> jinja2.Environment:
         undefined=jinja2.StrictUndefined,
         trim_blocks=False,
         keep_trailing_newline=True,
+        auto_reload=False,  # a run never edits its templates: no stat of base.html at every page
     )
     env.filters["fmt"] = fmt
     return env
