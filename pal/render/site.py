@@ -460,21 +460,19 @@ def page_digests(results: list[SeriesResult], alerts: list[AlertView] | None = N
     by_key: dict[SeriesKey, list[AlertView]] = {}
     for a in alerts or []:
         by_key.setdefault(a.key, []).append(a)
+    texts = json.JSONEncoder(sort_keys=True, default=str)  # one encoder for every series' texts
     out = {}
     for r in results:
         h = hashlib.sha1(code)
-        for arr in (r.builds, r.times, r.values, r.stdevs, r.trend):
+        for arr in (r.builds, r.times, r.values, r.stdevs, r.trend, *(r.bands[k] for k in sorted(r.bands))):
             h.update(np.ascontiguousarray(arr).tobytes())
-        h.update(json.dumps([(c.index, c.kind, c.detector, c.first_bad_build, c.last_good_build)
-                             for c in r.changes]).encode())
-        h.update(json.dumps(sorted((k, np.ascontiguousarray(v).tobytes().hex()) for k, v in r.bands.items())).encode())
-        h.update(json.dumps([r.detector, r.verdict, r.direction], default=str).encode())
-        h.update(json.dumps(r.attrs, sort_keys=True, default=str).encode())
         # what the page shows of each alert (not its status: new turns ongoing on every rerun)
         shown = sorted((a.id, a.kind, a.state, a.acked, a.ack_reason or "", a.ack_snippet,
                         a.suspect_verdict, a.suspect_summary, a.suspect_url or "", a.bisect_comment or "")
                        for a in by_key.get(r.key, ()))
-        h.update(json.dumps(shown).encode())
+        h.update(texts.encode([[(c.index, c.kind, c.detector, c.first_bad_build, c.last_good_build)
+                                for c in r.changes], sorted(r.bands), r.detector, r.verdict, r.direction,
+                               r.attrs, shown]).encode())
         out[f"{r.key.job}|{r.key.test_id}|{r.key.metric}"] = h.hexdigest()
     return out
 
