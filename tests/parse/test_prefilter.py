@@ -60,3 +60,52 @@ def test_comments_or_cdata_fall_back_to_the_full_parse(tmp_path, data_dir):
     got = parse_build(p, MRR_JOB, 1)
     assert repr(got.samples.drop(columns="source_file").to_dict("records")) == \
         repr(full.samples.drop(columns="source_file").to_dict("records"))
+
+
+def _body_end_by_regex(buf: bytes, start: int, end: int, strict: bool = True) -> int:
+    """``body_end`` as it was before its ``startswith`` fast path: every closing tag read by the regex."""
+    from pal.parse.prefilter import _BODY, _CLOSING_NAME, _TAIL
+
+    p = end
+    while True:
+        p = buf.rfind(b"</", start, p)
+        if p < 0:
+            return start
+        m = _CLOSING_NAME.match(buf, p, end)
+        if m is None:
+            if buf.find(b">", p, end) < 0:
+                continue
+            if not strict:
+                return buf.find(b">", p, end) + 1
+            raise FilterUnsafe("malformed")
+        if m.group(1) not in _TAIL:
+            if strict and m.group(1) not in _BODY:
+                raise FilterUnsafe("unexpected")
+            return m.end()
+
+
+@pytest.mark.parametrize("tail", [
+    b"<tag>A</tag><tag>B</tag><status status='PASS'>ok</status>",
+    b"<doc>d</doc><tags><tag>A</tag></tags><timeout value='1m'/><status status='PASS'/>",
+    b"<tag>A</tag ><tag>B</tag\n><status status='PASS'>ok</status\t>",  # blanks: the regex's closings
+    b"<tagging>A</tagging><status status='PASS'/>",  # a name that starts like a tail one: damage
+    b"<tag>A</tag><tag>B</tag.x><status status='PASS'/>",
+    b"<tag>A</tag><foo>B</foo><status status='PASS'/>",
+    b"<tag>A</tag><status status='PASS'>ok</status",  # cut short
+])
+def test_tail_closings_fast_path_agrees_with_the_regex(tail):
+    """The ``startswith`` skip of common tail closings ends the body where the regex alone did,
+    fails alike, and agrees on every prefix of a test still streaming (strict=False)."""
+    buf = b'<test name="x"><kw name="a"><tag>KW</tag><status status="PASS"/></kw>' + tail
+
+    def outcome(fn, *args):
+        try:
+            return fn(*args)
+        except FilterUnsafe:
+            return "unsafe"
+
+    start = len(b'<test name="x">')
+    for end in range(start, len(buf) + 1):
+        assert outcome(body_end, buf, start, end, False) == outcome(_body_end_by_regex, buf, start, end, False)
+    assert outcome(body_end, buf, start, len(buf)) == outcome(_body_end_by_regex, buf, start, len(buf))
+    assert body_end(buf, start, len(buf), strict=False) >= start
