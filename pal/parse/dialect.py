@@ -66,12 +66,26 @@ def is_setup(kw: etree._Element) -> bool:
     return kw.get("type", "").lower() == "setup"
 
 
-def tags_of(test: etree._Element) -> tuple[str, ...]:
-    """The test's own tags (not keyword tags): ``<tag>`` children, or inside ``<tags>`` (RF 3)."""
-    tags = [t.text or "" for t in test.iterchildren("tag")]
-    for wrapper in test.iterchildren("tags"):
-        tags.extend(t.text or "" for t in wrapper.iterchildren("tag"))
-    return tuple(t.strip() for t in tags if t and t.strip())
+def tags_and_status(test: etree._Element) -> tuple[tuple[str, ...], etree._Element | None]:
+    """The test's own tags (not keyword tags) and its ``<status>`` (``last_status``), in one pass
+    over its children: ``<tag>`` children, then those inside ``<tags>`` (RF 3), blank ones left out.
+
+    One pass because a test's tail is mostly tags and every child visited costs a proxy object.
+    """
+    tags: list[str] = []
+    wrapped: list[str] = []
+    status = None
+    for child in test:
+        name = child.tag
+        if name == "tag":
+            tags.append(child.text or "")
+        elif name == "status":
+            status = child
+        elif name == "tags":
+            wrapped.extend(t.text or "" for t in child.iterchildren("tag"))
+    if wrapped:
+        tags += wrapped
+    return tuple(s for s in map(str.strip, tags) if s), status
 
 
 def last_status(el: etree._Element) -> etree._Element | None:

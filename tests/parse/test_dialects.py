@@ -138,3 +138,27 @@ def test_dpdk_version_and_unmapped_testbed(tmp_path):
     assert r.samples.test_id.tolist() == ["tests.64b-1t1c-eth-l2xcbase-testpmd-mrr"]
     assert r.samples.value.tolist() == [6.0] and r.samples.dut.tolist() == ["dpdk"]
     assert r.meta.duration_s == 60.0
+
+
+@pytest.mark.parametrize("children", [
+    b"<tag>B</tag><tag> A </tag><status status='PASS'>ok</status>",
+    b"<tags><tag>x</tag><tag/></tags><status status='FAIL'>e</status>",  # RF 3
+    b"<tag>1</tag><tags><tag>2</tag></tags><tag>3</tag><tags><tag>4</tag></tags>",  # both, interleaved; no status
+    b"<kw><tag>KW</tag><status status='FAIL'/></kw><tag>\t</tag><tag></tag><!-- c --><?pi x?>"
+    b"<status status='FAIL'>first</status><tag>T</tag><status status='PASS'>last</status>",
+    b"<x:tag xmlns:x='u'>NS</x:tag><x:status xmlns:x='u'/><tags xmlns='v'><tag>W</tag></tags><tag>a<b/>c</tag>",
+])
+def test_tags_and_status_in_one_pass(children):
+    """The one-pass read of a test's tail gives the tags and status the separate reads gave:
+    ``<tag>`` children in order then the RF 3 ``<tags>`` ones, blanks dropped, the last ``<status>``."""
+    from lxml import etree
+
+    from pal.parse.dialect import last_status, tags_and_status
+
+    test = etree.fromstring(b"<test>" + children + b"</test>")
+    direct = [t.text or "" for t in test.iterchildren("tag")]
+    for wrapper in test.iterchildren("tags"):
+        direct.extend(t.text or "" for t in wrapper.iterchildren("tag"))
+    tags, status = tags_and_status(test)
+    assert tags == tuple(t.strip() for t in direct if t and t.strip())
+    assert status is last_status(test)
