@@ -162,3 +162,35 @@ def test_tags_and_status_in_one_pass(children):
     tags, status = tags_and_status(test)
     assert tags == tuple(t.strip() for t in direct if t and t.strip())
     assert status is last_status(test)
+
+
+def _parse_time_by_replace(text):
+    """``parse_time`` as it was: every ISO text parsed alone, then given the UTC zone."""
+    if not text or text == "N/A":
+        return None
+    try:
+        if "T" in text or "-" in text[:8]:
+            dt = datetime.fromisoformat(text)
+        else:
+            dt = datetime.strptime(text, "%Y%m%d %H:%M:%S.%f" if "." in text else "%Y%m%d %H:%M:%S")
+    except ValueError:
+        return None
+    return dt.replace(tzinfo=timezone.utc) if dt.tzinfo is None else dt.astimezone(timezone.utc)
+
+
+@pytest.mark.parametrize("text", [
+    "2026-07-31T05:50:59.400000", "2024-02-29T23:59:59.999999", "2023-02-29T00:00:00.000000",  # no such day
+    "2026-13-01T00:00:00.000000", "2026-07-31T24:00:00.000000", "2026-07-31T05:50:60.000000",
+    "0000-01-01T00:00:00.000000", "2026-07-31T05:50:59.4000000", "2026-07-31T05:50:59.400000Z",
+    "2026-07-31T05:50:59.400000+02:00", "2026-07-31T05:50:59", "2026-07-31 05:50:59.400000", "2026-07-31",
+    "2026-07-31T05:50:59.40000\n", "\u0662026-07-31T05:50:59.400000", "20220124 03:09:00.123", "N/A", "", None,
+])
+def test_rf7_timestamps_read_as_with_replace(text):
+    """RF 7's timestamps, read with the zone appended, are the datetimes (and the failures) of
+    parsing them alone and setting the zone after; other forms take the old path."""
+    from pal.parse.dialect import parse_time
+
+    got, want = parse_time(text), _parse_time_by_replace(text)
+    assert got == want
+    if got is not None:
+        assert got.tzinfo is want.tzinfo and got.fold == want.fold and got.utcoffset() == want.utcoffset()
