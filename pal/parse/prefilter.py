@@ -20,7 +20,10 @@ import re
 from collections.abc import Iterable, Iterator
 
 _TEST_START = re.compile(rb"<test(?=[\s>/])")
-_START_TAG_END = re.compile(rb"""(?:[^>"']|"[^"]*"|'[^']*')*>""")
+# The end of a start tag: the first '>' outside quoted attribute values. Runs of plain bytes are
+# taken at once, and possessively: the scan has one way through, so backtracking finds nothing
+# more (and cannot blow up on an unterminated quote at a chunk's end).
+_START_TAG_END = re.compile(rb"""[^>"']*+(?:(?:"[^"]*+"|'[^']*+')[^>"']*+)*+>""")
 _TEST_END = b"</test>"
 _TEST_END_RX = re.compile(re.escape(_TEST_END))  # sre's literal search beats bytes.find on '<'-dense XML
 _CLOSING_NAME = re.compile(rb"</([A-Za-z_][\w.-]*)\s*>")

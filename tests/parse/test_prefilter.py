@@ -109,3 +109,20 @@ def test_tail_closings_fast_path_agrees_with_the_regex(tail):
         assert outcome(body_end, buf, start, end, False) == outcome(_body_end_by_regex, buf, start, end, False)
     assert outcome(body_end, buf, start, len(buf)) == outcome(_body_end_by_regex, buf, start, len(buf))
     assert body_end(buf, start, len(buf), strict=False) >= start
+
+
+def test_start_tag_end_as_the_token_by_token_regex():
+    """The start tag's end is found where the byte-by-byte regex found it (or not at all), on
+    random attribute texts with quotes and '>' inside and outside them, cut anywhere."""
+    import random
+    import re
+
+    from pal.parse.prefilter import _START_TAG_END
+
+    by_token = re.compile(rb"""(?:[^>"']|"[^"]*"|'[^']*')*>""")
+    rng = random.Random(7)
+    for _ in range(3000):
+        text = bytes(rng.choice(b"""ab ="'>\n""") for _ in range(rng.randint(0, 24)))
+        for pos in range(len(text) + 1):
+            a, b = _START_TAG_END.match(text, pos), by_token.match(text, pos)
+            assert (a and a.end()) == (b and b.end()), (text, pos)
