@@ -93,9 +93,12 @@ def _body_end_by_regex(buf: bytes, start: int, end: int, strict: bool = True) ->
     b"<tag>A</tag><foo>B</foo><status status='PASS'/>",
     b"<tag>A</tag><status status='PASS'>ok</status",  # cut short
 ])
-def test_tail_closings_fast_path_agrees_with_the_regex(tail):
-    """The ``startswith`` skip of common tail closings ends the body where the regex alone did,
-    fails alike, and agrees on every prefix of a test still streaming (strict=False)."""
+@pytest.mark.parametrize("window", [8192, 1, 2, 3, 7, 16])
+def test_tail_closings_fast_path_agrees_with_the_regex(tail, window, monkeypatch):
+    """The skips of common tail closings (one regex over the span's last ``window`` bytes, then
+    ``startswith``) end the body where the closing-tag regex alone did, fail alike, and agree on
+    every prefix of a test still streaming (strict=False), whatever the window cuts."""
+    monkeypatch.setattr("pal.parse.prefilter._TAIL_WINDOW", window)
     buf = b'<test name="x"><kw name="a"><tag>KW</tag><status status="PASS"/></kw>' + tail
 
     def outcome(fn, *args):
@@ -126,3 +129,22 @@ def test_start_tag_end_as_the_token_by_token_regex():
         for pos in range(len(text) + 1):
             a, b = _START_TAG_END.match(text, pos), by_token.match(text, pos)
             assert (a and a.end()) == (b and b.end()), (text, pos)
+
+
+@pytest.mark.parametrize("window", [8192, 100, 5])
+def test_long_tails_beyond_the_window(window, monkeypatch):
+    """More tail closings than the window holds, or a body closing just before them: the scan
+    goes on before the window and ends the body where the regex-only loop does."""
+    monkeypatch.setattr("pal.parse.prefilter._TAIL_WINDOW", window)
+    tags = b"".join(b"<tag>T%d</tag>\n" % i for i in range(2000))
+    for body in (b"<kw/>", b"<kw></kw>", b"<kw><tag>K</tag></kw>\n<msg>m</msg>", b"<x>y</x>"):
+        buf = b'<test name="x">' + body + tags + b'<status status="PASS">ok</status>'
+        for end in (len(buf), len(buf) - 3, len(buf) - 9000, 20, 16):
+            for strict in (True, False):
+                try:
+                    want = _body_end_by_regex(buf, 15, end, strict)
+                except FilterUnsafe:
+                    with pytest.raises(FilterUnsafe):
+                        body_end(buf, 15, end, strict)
+                    continue
+                assert body_end(buf, 15, end, strict) == want
