@@ -13,6 +13,7 @@ Timestamps carry no zone in output.xml; CSIT runs in UTC, so they are read as UT
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
@@ -28,11 +29,20 @@ class StatusTimes:
     elapsed_s: float | None
 
 
+# A timestamp exactly as RF 7 writes it: ISO, microseconds, no zone.
+_RF7_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}", re.ASCII)
+
+
 def parse_time(text: str | None) -> datetime | None:
-    """``20220124 03:09:00.123`` (RF < 7) or ISO ``2022-01-24T03:09:00.123456`` (RF 7), as UTC."""
+    """``20220124 03:09:00.123`` (RF < 7) or ISO ``2022-01-24T03:09:00.123456`` (RF 7), as UTC.
+
+    RF 7's own form is read with its zone appended, as the same UTC datetime that
+    ``replace(tzinfo=...)`` gives, which costs twice the parse."""
     if not text or text == "N/A":
         return None
     try:
+        if _RF7_TIME.fullmatch(text):
+            return datetime.fromisoformat(text + "+00:00")
         if "T" in text or "-" in text[:8]:
             dt = datetime.fromisoformat(text)
         else:
@@ -66,12 +76,26 @@ def is_setup(kw: etree._Element) -> bool:
     return kw.get("type", "").lower() == "setup"
 
 
-def tags_of(test: etree._Element) -> tuple[str, ...]:
-    """The test's own tags (not keyword tags): ``<tag>`` children, or inside ``<tags>`` (RF 3)."""
-    tags = [t.text or "" for t in test.iterchildren("tag")]
-    for wrapper in test.iterchildren("tags"):
-        tags.extend(t.text or "" for t in wrapper.iterchildren("tag"))
-    return tuple(t.strip() for t in tags if t and t.strip())
+def tags_and_status(test: etree._Element) -> tuple[tuple[str, ...], etree._Element | None]:
+    """The test's own tags (not keyword tags) and its ``<status>`` (``last_status``), in one pass
+    over its children: ``<tag>`` children, then those inside ``<tags>`` (RF 3), blank ones left out.
+
+    One pass because a test's tail is mostly tags and every child visited costs a proxy object.
+    """
+    tags: list[str] = []
+    wrapped: list[str] = []
+    status = None
+    for child in test:
+        name = child.tag
+        if name == "tag":
+            tags.append(child.text or "")
+        elif name == "status":
+            status = child
+        elif name == "tags":
+            wrapped.extend(t.text or "" for t in child.iterchildren("tag"))
+    if wrapped:
+        tags += wrapped
+    return tuple(filter(None, map(str.strip, tags))), status
 
 
 def last_status(el: etree._Element) -> etree._Element | None:

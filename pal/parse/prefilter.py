@@ -20,12 +20,21 @@ import re
 from collections.abc import Iterable, Iterator
 
 _TEST_START = re.compile(rb"<test(?=[\s>/])")
-_START_TAG_END = re.compile(rb"""(?:[^>"']|"[^"]*"|'[^']*')*>""")
+# The end of a start tag: the first '>' outside quoted attribute values. Runs of plain bytes are
+# taken at once, and possessively: the scan has one way through, so backtracking finds nothing
+# more (and cannot blow up on an unterminated quote at a chunk's end).
+_START_TAG_END = re.compile(rb"""[^>"']*+(?:(?:"[^"]*+"|'[^']*+')[^>"']*+)*+>""")
 _TEST_END = b"</test>"
 _TEST_END_RX = re.compile(re.escape(_TEST_END))  # sre's literal search beats bytes.find on '<'-dense XML
 _CLOSING_NAME = re.compile(rb"</([A-Za-z_][\w.-]*)\s*>")
 # A test's own elements after its body (RF 3-7); any other closing tag ends a body element.
 _TAIL = frozenset((b"status", b"tag", b"tags", b"doc", b"timeout"))
+# The same closings as Robot Framework writes them (no blank before '>'), the commonest first: a
+# test's tail is mostly ``</tag>``s, and ``startswith`` passes over one faster than the regex.
+_TAIL_CLOSINGS = (b"</tag>", b"</status>", b"</tags>", b"</doc>", b"</timeout>")
+# The last "</" that begins none of those ('.*' backs off from the end to it).
+_LAST_OTHER_CLOSING = re.compile(rb"(?s:.*)</(?!(?:tag|status|tags|doc|timeout)>)")
+_TAIL_WINDOW = 8192  # bytes at the end of a span searched by that regex
 # The elements a test body is made of (RF 3-7). A closing tag of any other name where a body
 # should end means a damaged file: the filter would cut good tail elements (the tags) with
 # it, so it gives up and the full parse reports the damage with its line.
@@ -49,17 +58,32 @@ def _no_nested_test(buf: bytes, lo: int, hi: int) -> None:
         p = buf.find(b"<test", p + 5, hi)
 
 
+def _after_last_other_closing(buf: bytes, start: int, end: int) -> int:
+    """Where ``body_end``'s backward scan may start: just after the last ``</`` in the span's last
+    ``_TAIL_WINDOW`` bytes that begins none of ``_TAIL_CLOSINGS`` (the scan would skip those after it
+    one by one), else at the window's start.
+
+    The regex runs to the window's end and backs off to that ``</`` in C: a test's ~20 tail
+    closings cost one call, and never more than the window's bytes.
+    """
+    lo = max(start, end - _TAIL_WINDOW)
+    m = _LAST_OTHER_CLOSING.match(buf, lo, end)
+    return m.end() if m else min(lo + 2, end)
+
+
 def body_end(buf: bytes, start: int, end: int, strict: bool = True) -> int:
     """Where the body of the test spanning ``buf[start:end]`` ends: after its last body closing tag.
 
     ``strict``: ``end`` is the test's ``</test>``, so that tag must close a top-level body
     element; False while a huge test is still streaming (it may close a nested element).
     """
-    p = end
+    p = _after_last_other_closing(buf, start, end)
     while True:
         p = buf.rfind(b"</", start, p)
         if p < 0:
             return start
+        if buf.startswith(_TAIL_CLOSINGS, p, end):
+            continue  # what the regex below says of these closings too
         m = _CLOSING_NAME.match(buf, p, end)
         if m is None:
             if buf.find(b">", p, end) < 0:

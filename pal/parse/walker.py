@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from lxml import etree
 
 from pal.errors import ParseError
-from pal.parse.dialect import StatusTimes, is_setup, last_status, status_times, tags_of
+from pal.parse.dialect import StatusTimes, is_setup, last_status, status_times, tags_and_status
 from pal.parse.facts import SetupFacts
 
 
@@ -138,7 +138,7 @@ class Walk:
             suite.remove(child)
 
     def _read_test(self, el: etree._Element) -> RawTest:
-        status = last_status(el)
+        tags, status = tags_and_status(el)
         name = el.get("name", "")
         suite = ".".join(self._suites)
         return RawTest(
@@ -146,7 +146,7 @@ class Walk:
             long_name=f"{suite}.{name}" if suite else name,
             suite=suite,
             suite_name=self._suites[-1] if self._suites else "",
-            tags=tags_of(el),
+            tags=tags,
             status=status.get("status") if status is not None else None,
             message=(status.text or "") if status is not None else "",
             times=status_times(status),

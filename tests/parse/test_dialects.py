@@ -138,3 +138,59 @@ def test_dpdk_version_and_unmapped_testbed(tmp_path):
     assert r.samples.test_id.tolist() == ["tests.64b-1t1c-eth-l2xcbase-testpmd-mrr"]
     assert r.samples.value.tolist() == [6.0] and r.samples.dut.tolist() == ["dpdk"]
     assert r.meta.duration_s == 60.0
+
+
+@pytest.mark.parametrize("children", [
+    b"<tag>B</tag><tag> A </tag><status status='PASS'>ok</status>",
+    b"<tags><tag>x</tag><tag/></tags><status status='FAIL'>e</status>",  # RF 3
+    b"<tag>1</tag><tags><tag>2</tag></tags><tag>3</tag><tags><tag>4</tag></tags>",  # both, interleaved; no status
+    b"<kw><tag>KW</tag><status status='FAIL'/></kw><tag>\t</tag><tag></tag><!-- c --><?pi x?>"
+    b"<status status='FAIL'>first</status><tag>T</tag><status status='PASS'>last</status>",
+    b"<x:tag xmlns:x='u'>NS</x:tag><x:status xmlns:x='u'/><tags xmlns='v'><tag>W</tag></tags><tag>a<b/>c</tag>",
+])
+def test_tags_and_status_in_one_pass(children):
+    """The one-pass read of a test's tail gives the tags and status the separate reads gave:
+    ``<tag>`` children in order then the RF 3 ``<tags>`` ones, blanks dropped, the last ``<status>``."""
+    from lxml import etree
+
+    from pal.parse.dialect import last_status, tags_and_status
+
+    test = etree.fromstring(b"<test>" + children + b"</test>")
+    direct = [t.text or "" for t in test.iterchildren("tag")]
+    for wrapper in test.iterchildren("tags"):
+        direct.extend(t.text or "" for t in wrapper.iterchildren("tag"))
+    tags, status = tags_and_status(test)
+    assert tags == tuple(t.strip() for t in direct if t and t.strip())
+    assert status is last_status(test)
+
+
+def _parse_time_by_replace(text):
+    """``parse_time`` as it was: every ISO text parsed alone, then given the UTC zone."""
+    if not text or text == "N/A":
+        return None
+    try:
+        if "T" in text or "-" in text[:8]:
+            dt = datetime.fromisoformat(text)
+        else:
+            dt = datetime.strptime(text, "%Y%m%d %H:%M:%S.%f" if "." in text else "%Y%m%d %H:%M:%S")
+    except ValueError:
+        return None
+    return dt.replace(tzinfo=timezone.utc) if dt.tzinfo is None else dt.astimezone(timezone.utc)
+
+
+@pytest.mark.parametrize("text", [
+    "2026-07-31T05:50:59.400000", "2024-02-29T23:59:59.999999", "2023-02-29T00:00:00.000000",  # no such day
+    "2026-13-01T00:00:00.000000", "2026-07-31T24:00:00.000000", "2026-07-31T05:50:60.000000",
+    "0000-01-01T00:00:00.000000", "2026-07-31T05:50:59.4000000", "2026-07-31T05:50:59.400000Z",
+    "2026-07-31T05:50:59.400000+02:00", "2026-07-31T05:50:59", "2026-07-31 05:50:59.400000", "2026-07-31",
+    "2026-07-31T05:50:59.40000\n", "\u0662026-07-31T05:50:59.400000", "20220124 03:09:00.123", "N/A", "", None,
+])
+def test_rf7_timestamps_read_as_with_replace(text):
+    """RF 7's timestamps, read with the zone appended, are the datetimes (and the failures) of
+    parsing them alone and setting the zone after; other forms take the old path."""
+    from pal.parse.dialect import parse_time
+
+    got, want = parse_time(text), _parse_time_by_replace(text)
+    assert got == want
+    if got is not None:
+        assert got.tzinfo is want.tzinfo and got.fold == want.fold and got.utcoffset() == want.utcoffset()

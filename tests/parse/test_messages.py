@@ -235,3 +235,21 @@ def test_trial_lists_read_by_one_match_as_item_by_item(text):
     if got is not None:
         assert len(got) == len(want)
         assert all(a == b or (math.isnan(a) and math.isnan(b)) for a, b in zip(got, want))
+
+
+@hypothesis.settings(max_examples=400, deadline=None)
+@hypothesis.given(hypothesis.strategies.text(alphabet="0123456789., \t", max_size=40))
+def test_plain_trial_lists_read_by_float_as_item_by_item(text):
+    """Texts of digits, dots, commas and blanks (the ``float()`` fast path, or its fallback when
+    an item is "", "1.2.3" or "1 2"): the same verdict and numbers as the strict item-by-item reading."""
+    from pal.parse.messages import _floats
+
+    assert _floats(text) == _floats_item_by_item(text)
+
+
+@pytest.mark.parametrize("text", ["", " ", ",", "1,", ",1", "1.2.3", "1 2", ".", "1.", ".5", " 1.5 , 2 ", "1,,2",
+                                  "3231611.36, 3258427.18", "1e5, 2", "1_0", "\u0663", "1\t, 2"])
+def test_plain_trial_lists_examples(text):
+    from pal.parse.messages import _floats
+
+    assert _floats(text) == _floats_item_by_item(text)

@@ -60,3 +60,91 @@ def test_comments_or_cdata_fall_back_to_the_full_parse(tmp_path, data_dir):
     got = parse_build(p, MRR_JOB, 1)
     assert repr(got.samples.drop(columns="source_file").to_dict("records")) == \
         repr(full.samples.drop(columns="source_file").to_dict("records"))
+
+
+def _body_end_by_regex(buf: bytes, start: int, end: int, strict: bool = True) -> int:
+    """``body_end`` as it was before its ``startswith`` fast path: every closing tag read by the regex."""
+    from pal.parse.prefilter import _BODY, _CLOSING_NAME, _TAIL
+
+    p = end
+    while True:
+        p = buf.rfind(b"</", start, p)
+        if p < 0:
+            return start
+        m = _CLOSING_NAME.match(buf, p, end)
+        if m is None:
+            if buf.find(b">", p, end) < 0:
+                continue
+            if not strict:
+                return buf.find(b">", p, end) + 1
+            raise FilterUnsafe("malformed")
+        if m.group(1) not in _TAIL:
+            if strict and m.group(1) not in _BODY:
+                raise FilterUnsafe("unexpected")
+            return m.end()
+
+
+@pytest.mark.parametrize("tail", [
+    b"<tag>A</tag><tag>B</tag><status status='PASS'>ok</status>",
+    b"<doc>d</doc><tags><tag>A</tag></tags><timeout value='1m'/><status status='PASS'/>",
+    b"<tag>A</tag ><tag>B</tag\n><status status='PASS'>ok</status\t>",  # blanks: the regex's closings
+    b"<tagging>A</tagging><status status='PASS'/>",  # a name that starts like a tail one: damage
+    b"<tag>A</tag><tag>B</tag.x><status status='PASS'/>",
+    b"<tag>A</tag><foo>B</foo><status status='PASS'/>",
+    b"<tag>A</tag><status status='PASS'>ok</status",  # cut short
+])
+@pytest.mark.parametrize("window", [8192, 1, 2, 3, 7, 16])
+def test_tail_closings_fast_path_agrees_with_the_regex(tail, window, monkeypatch):
+    """The skips of common tail closings (one regex over the span's last ``window`` bytes, then
+    ``startswith``) end the body where the closing-tag regex alone did, fail alike, and agree on
+    every prefix of a test still streaming (strict=False), whatever the window cuts."""
+    monkeypatch.setattr("pal.parse.prefilter._TAIL_WINDOW", window)
+    buf = b'<test name="x"><kw name="a"><tag>KW</tag><status status="PASS"/></kw>' + tail
+
+    def outcome(fn, *args):
+        try:
+            return fn(*args)
+        except FilterUnsafe:
+            return "unsafe"
+
+    start = len(b'<test name="x">')
+    for end in range(start, len(buf) + 1):
+        assert outcome(body_end, buf, start, end, False) == outcome(_body_end_by_regex, buf, start, end, False)
+    assert outcome(body_end, buf, start, len(buf)) == outcome(_body_end_by_regex, buf, start, len(buf))
+    assert body_end(buf, start, len(buf), strict=False) >= start
+
+
+def test_start_tag_end_as_the_token_by_token_regex():
+    """The start tag's end is found where the byte-by-byte regex found it (or not at all), on
+    random attribute texts with quotes and '>' inside and outside them, cut anywhere."""
+    import random
+    import re
+
+    from pal.parse.prefilter import _START_TAG_END
+
+    by_token = re.compile(rb"""(?:[^>"']|"[^"]*"|'[^']*')*>""")
+    rng = random.Random(7)
+    for _ in range(3000):
+        text = bytes(rng.choice(b"""ab ="'>\n""") for _ in range(rng.randint(0, 24)))
+        for pos in range(len(text) + 1):
+            a, b = _START_TAG_END.match(text, pos), by_token.match(text, pos)
+            assert (a and a.end()) == (b and b.end()), (text, pos)
+
+
+@pytest.mark.parametrize("window", [8192, 100, 5])
+def test_long_tails_beyond_the_window(window, monkeypatch):
+    """More tail closings than the window holds, or a body closing just before them: the scan
+    goes on before the window and ends the body where the regex-only loop does."""
+    monkeypatch.setattr("pal.parse.prefilter._TAIL_WINDOW", window)
+    tags = b"".join(b"<tag>T%d</tag>\n" % i for i in range(2000))
+    for body in (b"<kw/>", b"<kw></kw>", b"<kw><tag>K</tag></kw>\n<msg>m</msg>", b"<x>y</x>"):
+        buf = b'<test name="x">' + body + tags + b'<status status="PASS">ok</status>'
+        for end in (len(buf), len(buf) - 3, len(buf) - 9000, 20, 16):
+            for strict in (True, False):
+                try:
+                    want = _body_end_by_regex(buf, 15, end, strict)
+                except FilterUnsafe:
+                    with pytest.raises(FilterUnsafe):
+                        body_end(buf, 15, end, strict)
+                    continue
+                assert body_end(buf, 15, end, strict) == want
