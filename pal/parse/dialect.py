@@ -59,11 +59,14 @@ def status_times(status: etree._Element | None) -> StatusTimes:
     elapsed_attr = status.get("elapsed")
     if elapsed_attr is not None or status.get("start") is not None:
         start = parse_time(status.get("start"))
+        elapsed = end = None
         try:
-            elapsed = float(elapsed_attr) if elapsed_attr is not None else None
-        except ValueError:
-            elapsed = None
-        end = start + timedelta(seconds=elapsed) if start is not None and elapsed is not None else None
+            if elapsed_attr is not None:
+                span = timedelta(seconds=float(elapsed_attr))  # raises for nan, inf and beyond ~2.7 M years
+                elapsed = float(elapsed_attr)
+                end = start + span if start is not None else None
+        except (ValueError, OverflowError):  # not a duration, or no datetime after start: unknown, as if missing
+            pass
         return StatusTimes(start, end, elapsed)
     start = parse_time(status.get("starttime"))
     end = parse_time(status.get("endtime"))

@@ -194,3 +194,25 @@ def test_rf7_timestamps_read_as_with_replace(text):
     assert got == want
     if got is not None:
         assert got.tzinfo is want.tzinfo and got.fold == want.fold and got.utcoffset() == want.utcoffset()
+
+
+@pytest.mark.parametrize("bad", ["nan", "inf", "-inf", "1e20", "9e13", "x"])
+def test_an_elapsed_that_is_no_duration_is_unknown_not_a_crash(rf7_history, tmp_path, bad):
+    """``elapsed`` of nan, inf or beyond what a timedelta holds: the status' end and duration are
+    unknown, as when it is missing, and the build's samples are those of the intact file (it
+    raised ValueError / OverflowError out of the parse worker)."""
+    import re
+
+    from lxml import etree
+
+    from pal.parse.dialect import status_times
+
+    text = rf7_history[3].read_text()
+    broken = tmp_path / "output.xml"
+    broken.write_text(re.sub(r'elapsed="[^"]*"', f'elapsed="{bad}"', text))
+    got, want = parse_build(broken, MRR_JOB, 3).samples, parse_build(rf7_history[3], MRR_JOB, 3).samples
+    assert len(got) == len(want) > 0
+    assert got["value"].equals(want["value"]) and (got["test_id"] == want["test_id"]).all()
+    el = etree.fromstring(f'<status status="PASS" start="2026-01-01T00:00:00.000000" elapsed="{bad}"/>')
+    times = status_times(el)
+    assert times.start == datetime(2026, 1, 1, tzinfo=timezone.utc) and (times.end, times.elapsed_s) == (None, None)
