@@ -109,15 +109,17 @@ def samples_to_arrow(df: pd.DataFrame) -> pa.Table:
 
 def to_stored(table: pa.Table) -> pa.Table:
     """A table of SAMPLES_SCHEMA (or already STORED_SCHEMA) as a fragment stores it: each row's
-    tags joined by TAG_SEP (an empty list as "", none as null)."""
+    tags joined by TAG_SEP (an empty list as "", none as null; a null among a row's tags is
+    left out, and TAG_SEP inside a tag becomes a space)."""
     i = table.schema.get_field_index("tags")
     if i < 0 or not pa.types.is_list(table.schema.field(i).type):
         return table
     tags = table.column(i)
-    if pc.any(pc.match_substring(pc.list_flatten(tags), TAG_SEP)).as_py():
-        tags = pa.chunked_array([pa.ListArray.from_arrays(
-            c.offsets, pc.replace_substring(c.flatten(), TAG_SEP, " "), mask=c.is_null()) for c in tags.chunks],
-            type=tags.type)
+    flat = pc.list_flatten(tags)
+    if flat.null_count or pc.any(pc.match_substring(flat, TAG_SEP)).as_py():  # only from odd JSON: in Python
+        tags = pa.chunked_array([pa.array([None if v is None else [t.replace(TAG_SEP, " ") for t in v if t is not None]
+                                           for v in c.to_pylist()], type=tags.type) for c in tags.chunks],
+                                type=tags.type)
     return table.set_column(i, "tags", pc.binary_join(tags, TAG_SEP))
 
 

@@ -222,3 +222,21 @@ def test_samples_sorted_by_job_then_numeric_build(store):
     got = store.samples(columns=["job", "build", "test_id"])
     keys = list(zip(got["job"], got["build"], got["test_id"]))
     assert keys == sorted(keys) and [k[:2] for k in keys[::3]] == [(JOB, 9), (JOB, 10), (JOB2, 9), (JOB2, 10)]
+
+
+def test_odd_tags_are_stored_joined_without_losing_the_others():
+    """A tag holding TAG_SEP (from JSON) gets a space there, a null among a row's tags is left out,
+    an empty list and no list stay apart; sliced and chunked tables alike (to_stored / from_stored)."""
+    import pyarrow as pa
+
+    from pal.store.schema import from_stored, to_stored
+
+    tags = pa.array([["A", "B"], [f"C{TAG_SEP}D", None, "E"], None, [], ["F"]], pa.list_(pa.string()))
+    want_joined = ["A\x1fB", "C D\x1fE", None, "", "F"]
+    want_lists = [["A", "B"], ["C D", "E"], None, [], ["F"]]
+    for table, lo in ((pa.table({"tags": tags}), 0), (pa.table({"tags": tags.slice(1, 4)}), 1),
+                      (pa.table({"tags": pa.chunked_array([tags.slice(0, 2), tags.slice(2)])}), 0)):
+        stored = to_stored(table)
+        assert stored.column("tags").to_pylist() == want_joined[lo:]
+        assert from_stored(stored, joined=False).column("tags").to_pylist() == want_lists[lo:]
+        assert from_stored(table, joined=True).column("tags").to_pylist() == want_joined[lo:]
