@@ -17,6 +17,11 @@ Two kinds of history:
 Both write out numpy's ``linear`` quantile (``_linear_index`` and numpy's ``_lerp``) and the
 prefixes numpy's pairwise summation (``_numpy_sum``), so the floats are those of
 ``np.quantile``, ``np.mean`` and ``np.std`` (the tests compare them bit for bit).
+
+That is the NumPy form (``_rolling_stats``). With numba installed and a window of at most
+``_PAIRWISE_BLOCK`` values, ``rolling_bands`` takes the same statistics from the compiled
+``pal.analysis.bands_kernel``, one loop per window, bit for bit the NumPy form's (the tests run
+on both paths); the NumPy form is the fallback and the reference.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """Numba kernels of the analysis, imported on first use.
 
-A kernel module imports numba, which costs half a second and some 60 MB in a process: the
-modules that use one load it here when a computation first needs it (never at their own
-import), and run their NumPy forms when numba is missing.
+A kernel module imports numba, which costs half a second and about 100 MB of resident memory
+in a process (numba's and LLVM's libraries, measured after the first call): the modules that
+use one load it here when a computation first needs it (never at their own import), and run
+their NumPy forms when numba is missing.
 """
 
 from __future__ import annotations
