@@ -42,6 +42,7 @@ _BODY = frozenset((b"kw", b"for", b"iter", b"if", b"branch", b"try", b"while", b
                    b"continue", b"break", b"error", b"variable", b"var", b"msg"))
 _UNSAFE = re.compile(rb"<!(?:--|\[CDATA\[)")
 _FEED = 1 << 20  # bytes handed to the parser at a time when the end of a file is held
+_LONGEST_CLOSING = 256  # bytes of a closing tag a streaming cut waits for across chunks
 
 
 class FilterUnsafe(Exception):
@@ -98,13 +99,19 @@ def body_end(buf: bytes, start: int, end: int, strict: bool = True) -> int:
 
 
 def strip_test_bodies(chunks: Iterable[bytes]) -> Iterator[bytes]:
-    """Yield the stream with every test's body elements removed (see the module docstring)."""
-    buf = b""
+    """Yield the stream with every test's body elements removed (see the module docstring).
+
+    Each chunk costs time in its own size, also inside a test that spans many chunks with no
+    closing tag to cut at (a body of blanks or ``<kw/>``): the buffer grows in place and a
+    streaming cut searches only what came since the last one (``floor``).
+    """
+    buf = bytearray()  # appended in place: a bytes buffer was copied whole for every chunk
     inside = False  # True: buf[pos:] starts just after a <test ...> start tag
     scanned = 0  # inside: how far buf has been searched for </test>
+    floor = 0  # inside: buf[:floor] was searched for a body closing tag to cut at, none was left
     for chunk in chunks:
         if b"!" in chunk or b"!" in buf[-8:]:  # memchr-fast; '!' is rare in output.xml
-            m = _UNSAFE.search(buf[-8:] + chunk)
+            m = _UNSAFE.search(bytes(buf[-8:]) + chunk)
             if m:
                 raise FilterUnsafe(f"{m.group(0).decode()} in the document")
         buf += chunk
@@ -116,16 +123,22 @@ def strip_test_bodies(chunks: Iterable[bytes]) -> Iterator[bytes]:
                 end = found.start() if found else -1
                 if end < 0:
                     # keep memory flat in huge tests: what precedes a body closing tag is never kept
-                    cut = body_end(buf, pos, len(buf), strict=False)
+                    lo = max(pos, floor)
+                    cut = body_end(buf, lo, len(buf), strict=False)
+                    cut = pos if cut == lo else cut  # lo: none after what earlier chunks left
                     _no_nested_test(buf, pos, cut)
                     pos = cut
                     scanned = len(buf)
+                    # a closing tag cut at the buffer's end is searched again with the next chunk
+                    # (one longer than _LONGEST_CLOSING only delays the cut: the test's end is
+                    # found by the full search below all the same)
+                    floor = max(pos, len(buf) - _LONGEST_CLOSING)
                     break
                 cut = body_end(buf, pos, end)
                 _no_nested_test(buf, pos, cut)
                 out.append(buf[cut:end + len(_TEST_END)])
                 pos = end + len(_TEST_END)
-                inside, scanned = False, 0
+                inside, scanned, floor = False, 0, 0
             else:
                 m = _TEST_START.search(buf, pos)
                 if m is None:
@@ -142,9 +155,10 @@ def strip_test_bodies(chunks: Iterable[bytes]) -> Iterator[bytes]:
                 out.append(buf[pos:t.end()])
                 inside = buf[t.end() - 2:t.end()] != b"/>"
                 pos = t.end()
-        buf = buf[pos:]
+        del buf[:pos]
         scanned = max(0, scanned - pos)
+        floor = max(0, floor - pos)
         if out:
             yield b"".join(out)
     for i in range(0, len(buf), _FEED):  # a truncated file: let the XML parser see (and report) the
-        yield buf[i:i + _FEED]  # break, a piece at a time (a bomb's tail stops it at its limit early)
+        yield bytes(buf[i:i + _FEED])  # break, a piece at a time (a bomb's tail stops it at its limit early)

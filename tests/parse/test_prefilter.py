@@ -35,6 +35,54 @@ def test_any_chunking_gives_the_same_bytes(rf7_history, size):
     assert b"".join(strip_test_bodies(chunks)) == whole
 
 
+def _one_test(body: bytes) -> bytes:
+    return (b'<robot><suite><test id="t" name="x">' + body +
+            b'<tag>MRR</tag><status status="PASS">ok</status></test><test name="y"/></suite></robot>')
+
+
+@pytest.mark.parametrize(("body", "kept"), [
+    (b'<kw name="s">' + b" " * 5000 + b"</kw>", b""),  # blanks in an open keyword, then its closing
+    (b'<kw name="s">' + b"<kw/>" * 1000 + b"</kw>", b""),  # empty elements: no closing tag to cut at
+    # what follows the last closing tag is kept: blanks, empty elements
+    (b"<kw>" + b"<msg>x</msg>" * 500 + b"</kw>" + b" " * 3000, b" " * 3000),
+    (b"<kw>a</kw" + b" " * 700 + b">" + b"<kw/>" * 200, b"<kw/>" * 200),  # a closing longer than a cut waits for
+    (b"<kw>a</kw" + b" " * 100 + b">" + b"<kw/>" * 200, b"<kw/>" * 200),  # one shorter, cut across chunks
+])
+@pytest.mark.parametrize("size", [1, 7, 64, 300, 1 << 20])
+def test_long_bodies_across_chunks(body, kept, size):
+    """A test body spread over many chunks: the bytes kept are those of the single-chunk reading:
+    the test's tail after its last body closing tag."""
+    data = _one_test(body)
+    chunks = [data[i:i + size] for i in range(0, len(data), size)]
+    assert b"".join(strip_test_bodies(chunks)) == b"".join(strip_test_bodies([data])) == (
+        b'<robot><suite><test id="t" name="x">' + kept + b'<tag>MRR</tag><status status="PASS">ok</status></test>'
+        b'<test name="y"/></suite></robot>')
+
+
+@pytest.mark.parametrize("filler", [b" ", b"<kw/>", b"<msg>x</msg>", b"</kw" + b" " * 300 + b">"])
+def test_a_long_test_body_is_searched_once(monkeypatch, filler):
+    """The backward search for a cut covers each byte of a streaming test about once, not once per
+    chunk: a 4 MB body of blanks or empty elements in 1 KB chunks was searched 2,000 times over
+    (minutes for the 128 MB bodies of the hostile inputs). Counted, not timed."""
+    import pal.parse.prefilter as prefilter
+
+    searched = []
+    real = prefilter.body_end
+
+    def counting(buf, start, end, strict=True):
+        searched.append(end - start)
+        return real(buf, start, end, strict)
+
+    monkeypatch.setattr(prefilter, "body_end", counting)
+    body = b'<kw name="s">' + filler * ((4 << 20) // len(filler)) + b"</kw>"
+    data = _one_test(body)
+    size = 1024
+    out = b"".join(strip_test_bodies(data[i:i + size] for i in range(0, len(data), size)))
+    assert out.endswith(b'<tag>MRR</tag><status status="PASS">ok</status></test><test name="y"/></suite></robot>')
+    assert len(searched) > 4000  # one search a chunk
+    assert sum(searched) < 2 * len(data) + len(searched) * (size + 512)
+
+
 def test_kept_tail_of_a_test():
     test = (b'<test id="t" name="x"><kw name="a"><msg>m</msg><tag>KWTAG</tag><status status="FAIL">e</status></kw>'
             b'<for flavor="IN"><iter><kw name="b"/></iter></for><kw name="c"/>'
