@@ -24,6 +24,10 @@ from pal.parse.dialect import StatusTimes, is_setup, last_status, status_times, 
 from pal.parse.facts import SetupFacts
 
 
+#: a test's own elements (``tags_and_status`` reads the first two), kept when its keywords are trimmed
+_TEST_OWN = frozenset(("tag", "tags", "status", "doc", "timeout"))
+
+
 @dataclass(frozen=True)
 class RawTest:
     """One test as written in output.xml, before any CSIT interpretation."""
@@ -49,6 +53,7 @@ class Walk:
         self.top_status: str | None = None
         self._suites: list[str] = []  # the names of the open suites, outermost first
         self._open: list[etree._Element] = []  # the open suite elements, outermost first
+        self._test: etree._Element | None = None  # the open test element
         self._checked_root = False
 
     def tests(self, chunks: Iterable[bytes]) -> Iterator[RawTest]:
@@ -99,7 +104,9 @@ class Walk:
                     self._end_suite(el, parent)
             elif event == "start":
                 self._take_setup(el, parent)
+                self._test = el
             else:
+                self._test = None
                 yield self._read_test(el)
                 _drop(el, parent)
 
@@ -122,11 +129,19 @@ class Walk:
     TRIM_AT = 256
 
     def _trim(self) -> None:
-        """Read and drop the finished children of the innermost open suite, but the last one.
+        """Read and drop the finished children of the innermost open suite, but the last one, and
+        drop those of an open test that are none of its own elements (tags, status, doc, timeout).
 
         Called between chunks: every child but the last is complete (XML is in document order),
         and the last may still be growing. ``<status>`` is a suite's last child, never trimmed.
+        A test's keywords are never read; a body the filter could not drop (elements after the
+        tags, or a full parse) is held a chunk at a time, not whole.
         """
+        test = self._test
+        if test is not None and len(test) > self.TRIM_AT:
+            for child in list(test)[:-1]:
+                if child.tag not in _TEST_OWN:
+                    test.remove(child)
         if not self._open:
             return
         suite = self._open[-1]

@@ -146,8 +146,8 @@ def x_many_tests(rng: random.Random, heavy: bool = False) -> tuple[bytes, str]:
 
 def x_bomb(rng: random.Random, heavy: bool = False) -> tuple[bytes, str]:
     """Compressed filler where Robot Framework writes bulk (a keyword body, or blanks between
-    elements): parsed in bounded memory, or refused at a limit. Elements among a test's tags
-    are a known limit (test_element_bomb_among_test_tags, strict xfail)."""
+    elements): parsed in bounded memory, or refused at a limit. Elements among a test's tags are
+    held as bytes until the test ends (test_element_bomb_in_a_test_is_held_a_chunk_at_a_time)."""
     mb = rng.choice([64, 256, 1024] if heavy else [64, 128])
     filler = rng.choice([b" ", b"<kw/>", b"<msg>x</msg>"])
     head, tail = _valid(rng).encode().split(b"<tag>MRR</tag>", 1)
