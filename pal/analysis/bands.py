@@ -32,7 +32,7 @@ import math
 
 import numpy as np
 
-from pal.analysis import compiled
+from pal import compiled
 from pal.analysis.tma import DEFAULTS, window_stats
 
 BAND_NAMES = ("mm", "tma", "tma_lo", "tma_hi", "tmsd")
@@ -184,7 +184,7 @@ def rolling_bands(values: np.ndarray, window: int = DEFAULTS["window"], min_hist
     h = np.zeros(len(x), dtype=np.intp)
     np.cumsum(present[:-1], out=h[1:])
     first, stop = max(min_history, 1), min(window, len(valid) + 1)
-    kernel = compiled.load("bands_kernel") if USE_NUMBA and 1 <= window <= _PAIRWISE_BLOCK else None
+    kernel = compiled.load("pal.analysis.bands_kernel") if USE_NUMBA and 1 <= window <= _PAIRWISE_BLOCK else None
     if kernel is not None:
         stats = kernel.rolling_stats(valid, window, first, stop)
     else:

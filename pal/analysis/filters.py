@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from pal.analysis import compiled
+from pal import compiled
 from pal.analysis.detector import Detector, SeriesInput, as_values, kind_of
 from pal.model import ACTIVE, RECOVERED, SUPERSEDED, Change
 
@@ -292,7 +292,7 @@ USE_NUMBA = True
 
 
 def _kernel() -> Any:
-    return compiled.load("filters_kernel") if USE_NUMBA else None
+    return compiled.load("pal.analysis.filters_kernel") if USE_NUMBA else None
 
 
 def _best_shift(x: np.ndarray, sigma: float, min_runs: int, min_after: int) -> tuple[float, int]:

@@ -47,7 +47,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from pal.analysis import compiled
+from pal import compiled
 from pal.errors import PalError
 
 __all__ = ["Group", "MdlState", "MdlInputError", "classify", "group_bits"]
@@ -211,7 +211,7 @@ USE_NUMBA = True
 
 def _load_kernel() -> Any:
     """The kernel module, imported (not compiled: that happens at its first call) once."""
-    return compiled.load("mdl_kernel")
+    return compiled.load("pal.analysis.mdl_kernel")
 
 
 def _kernel() -> Any:

@@ -335,7 +335,7 @@ class AnalysisAhead:
 def warm_up(spec: Spec) -> None:
     """Analyse a made-up series once with each test set's detector and alert filters.
 
-    The compiled kernels (``pal.analysis.compiled``) load from numba's disk cache at their first
+    The compiled kernels (``pal.compiled``) load from numba's disk cache at their first
     call: half a second of CPU per process, most of it numba's own start-up. A process calls
     this where it would otherwise wait (the run while its workers parse, the render's worker
     before the first series reach it), so that its first series do not pay it.

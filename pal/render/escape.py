@@ -12,6 +12,8 @@ from typing import Any, Iterable
 
 import numpy as np
 
+from pal import compiled
+
 _JS_UNSAFE = {
     ord("<"): "\\u003c",
     ord(">"): "\\u003e",
@@ -59,12 +61,34 @@ class Json:
     text: str
 
 
+#: Write number texts in the compiled kernel (pal.render.text_kernel) when numba is importable;
+#: tests turn it off to check the Python forms (the reference) against it.
+USE_NUMBA = True
+#: decimals the kernel writes (beyond them a value's digits need more than a float's fraction)
+_KERNEL_DIGITS = 15
+
+
+def text_kernel() -> Any:
+    """``pal.render.text_kernel``, or None (numba missing, or ``USE_NUMBA`` off)."""
+    return compiled.load("pal.render.text_kernel") if USE_NUMBA else None
+
+
 def js_floats(values: Any, digits: int) -> str:
-    """``[1.500000,null,...]``: a JSON array of numbers only (nothing in it can end a script)."""
+    """``[1.500000,null,...]``: a JSON array of numbers only (nothing in it can end a script).
+
+    ``"%.{digits}f"`` of each value: by the compiled loop when it is sure of every rounding, else
+    by one C-level ``%`` of the whole array."""
     arr = np.asarray(values, dtype=np.float64).ravel()
     if arr.size == 0:
         return "[]"
-    text = (f"%.{int(digits)}f," * arr.size % tuple(arr.tolist()))[:-1]
+    digits = int(digits)
+    kernel = text_kernel() if 0 <= digits <= _KERNEL_DIGITS else None
+    if kernel is not None:
+        out = np.empty(arr.size * (digits + 22), dtype=np.uint8)
+        n = kernel.fixed_list(arr, digits, out)
+        if n >= 0:
+            return f"[{out[:n].tobytes().decode('ascii')}]"
+    text = (f"%.{digits}f," * arr.size % tuple(arr.tolist()))[:-1]
     bad = np.flatnonzero(~np.isfinite(arr))
     if bad.size:
         parts = text.split(",")

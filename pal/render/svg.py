@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 
 import numpy as np
 
-from pal.render.escape import xml_text
+from pal.render.escape import text_kernel, xml_text
 
 _DAY = 86400.0
 _TIME_STEPS = (  # seconds, label format
@@ -240,10 +240,23 @@ def _interleave(xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=4096)
-def _pairs_pattern(n: int, each: str, last: str) -> str:
-    """``each`` n - 1 times then ``last``: the %-pattern of n coordinate pairs (memoised: charts
-    share their lengths)."""
-    return each * (n - 1) + last
+def _pairs_pattern(n: int, seps: tuple[str, str, str, str]) -> str:
+    """The %-pattern of n coordinate pairs ``pre x mid y post``, joined by ``between`` (memoised:
+    charts share their lengths)."""
+    pre, mid, post, between = seps
+    return between.join([f"{pre}%s{mid}%s{post}"] * n)
+
+
+@functools.lru_cache(maxsize=256)
+def _kernel_seps(seps: tuple[str, str, str, str]) -> tuple[np.ndarray, np.ndarray]:
+    """``seps`` as the compiled loop takes them: their bytes, one after the other, and where each starts."""
+    parts = [p.encode() for p in seps]
+    bounds = np.cumsum([0, *map(len, parts)]).astype(np.int64)
+    return np.frombuffer(b"".join(parts) or b" ", dtype=np.uint8), bounds
+
+
+#: pre, mid, post, between of a line's or an outline's points: ``x,y x,y``
+_POINTS = ("", ",", "", " ")
 
 
 def _corners(ys: np.ndarray) -> np.ndarray:
@@ -265,34 +278,60 @@ class _Text:
     """
 
     def __init__(self) -> None:
-        self.pieces: list = []  # str, or (pattern, count of numbers)
+        self.pieces: list = []  # str, or (separators, index into numbers)
         self.numbers: list[np.ndarray] = []
 
     def text(self, piece: str) -> None:
         self.pieces.append(piece)
 
-    def pairs(self, pattern: str, flat: np.ndarray) -> None:
-        self.pieces.append((pattern, len(flat)))
+    def pairs(self, seps: tuple[str, str, str, str], flat: np.ndarray) -> None:
+        """The pairs of ``flat`` (x0, y0, x1, y1...) as ``pre x mid y post``, joined by ``between``."""
+        self.pieces.append((seps, len(self.numbers)))
         self.numbers.append(flat)
 
     def points(self, xs: np.ndarray, ys: np.ndarray) -> None:
         """``x,y x,y ...``: the points of a line or an outline, one decimal each."""
         if len(xs):
-            self.pairs(_pairs_pattern(len(xs), "%s,%s ", "%s,%s"), _interleave(xs, ys))
+            self.pairs(_POINTS, _interleave(xs, ys))
 
     def join(self) -> str:
         if not self.numbers:
             return "".join(self.pieces)
-        texts = _texts(np.concatenate(self.numbers) if len(self.numbers) > 1 else self.numbers[0])
+        done = self._compiled()
+        texts = None
         out, at = [], 0
         for piece in self.pieces:
             if type(piece) is str:
                 out.append(piece)
-            else:
-                pattern, count = piece
-                out.append(pattern % tuple(texts[at:at + count]))
-                at += count
+                continue
+            seps, k = piece
+            count = len(self.numbers[k])
+            if done[k] is not None:
+                out.append(done[k])
+            else:  # every number of the chart formatted together, once
+                if texts is None:
+                    texts = _texts(np.concatenate(self.numbers) if len(self.numbers) > 1 else self.numbers[0])
+                out.append(_pairs_pattern(count // 2, seps) % tuple(texts[at:at + count]))
+            at += count
         return "".join(out)
+
+    def _compiled(self) -> list[str | None]:
+        """Each group's text by the compiled loop (``text_kernel.tenths_pairs``), None where it
+        gave up (a number outside the canvas) or without it."""
+        kernel = text_kernel()
+        if kernel is None:
+            return [None] * len(self.numbers)
+        done: list[str | None] = []
+        for piece in self.pieces:
+            if type(piece) is str:
+                continue
+            seps, k = piece
+            flat = self.numbers[k]
+            bank, bounds = _kernel_seps(seps)
+            buf = np.empty(len(flat) * 8 + (len(flat) // 2) * int(bounds[-1]), dtype=np.uint8)
+            n = kernel.tenths_pairs(flat, bank, bounds, buf)
+            done.append(buf[:n].tobytes().decode() if n >= 0 else None)
+        return done
 
 
 def _draw_items(items: list, px, py) -> str:
@@ -334,15 +373,14 @@ def _draw(it, xpos, py, out: _Text) -> None:
         if not ok.any():
             return
         flat = _interleave(X[ok], py(it.ys[ok]))
-        n = len(flat) // 2
         if it.open:  # anomaly rings: few, one element each
-            one = f'<circle class="anomaly" cx="%s" cy="%s" r="{it.r}" fill="none" stroke="{it.color}" stroke-width="2"/>'
-            out.pairs(one * n, flat)
+            out.pairs(('<circle class="anomaly" cx="', '" cy="',
+                       f'" r="{it.r}" fill="none" stroke="{it.color}" stroke-width="2"/>', ""), flat)
             return
         # samples: one path of zero-length segments with round caps draws a dot per point at a
         # fifth of the bytes of <circle> elements (a site has a million of them)
         out.text('<path class="samples" d="')
-        out.pairs(_pairs_pattern(n, "M%s %sh0", "M%s %sh0"), flat)
+        out.pairs(("M", " ", "h0", ""), flat)
         out.text(f'" fill="none" stroke="{it.color}" stroke-width="{2 * it.r}" stroke-linecap="round"/>')
         return
     if isinstance(it, Band):

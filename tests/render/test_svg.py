@@ -4,12 +4,23 @@ import xml.etree.ElementTree as ET
 from datetime import datetime, timezone
 
 import numpy as np
+import pytest
 
-from pal.render import svg
+from pal.render import escape, svg
 from pal.render.graphs import detail_chart, epoch_seconds, group_chart
 from tests.render.factory import make_result
 
 NS = "{http://www.w3.org/2000/svg}"
+
+
+@pytest.fixture(params=["compiled", "python"], autouse=True)
+def path(request, monkeypatch):
+    """Each test on both paths: coordinates written by the compiled loop (pal.render.text_kernel)
+    and by the Python form."""
+    if request.param == "compiled":
+        pytest.importorskip("pal.render.text_kernel", reason="numba is not installed")
+    monkeypatch.setattr(escape, "USE_NUMBA", request.param == "compiled")
+    return request.param
 
 
 def test_nice_ticks_are_round_and_cover_the_range():

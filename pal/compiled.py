@@ -1,4 +1,4 @@
-"""Numba kernels of the analysis, imported on first use.
+"""Numba kernels (the analysis', the render's), imported on first use.
 
 A kernel module imports numba, which costs half a second and about 100 MB of resident memory
 in a process (numba's and LLVM's libraries, measured after the first call): the modules that
@@ -14,9 +14,10 @@ from types import ModuleType
 
 
 @functools.cache
-def load(name: str) -> ModuleType | None:
-    """``pal.analysis.<name>`` imported once, or None when numba is not installed."""
+def load(module: str) -> ModuleType | None:
+    """The kernel module ``module`` (``pal.analysis.mdl_kernel``) imported once, or None when numba
+    is not installed."""
     try:
-        return importlib.import_module(f"pal.analysis.{name}")
+        return importlib.import_module(module)
     except ImportError:
         return None

@@ -1,0 +1,124 @@
+"""The number texts of the drill-downs, compiled with Numba (cached on disk).
+
+Why compiled: every drill-down writes about 1,500 numbers (its graph data with fixed decimals,
+its static graph's coordinates in tenths of a pixel), and Python's ``%`` formatting of them was
+a quarter of a page's cost. Here one loop writes the ASCII text of a whole array into a buffer.
+
+Exactness (the texts are those of the Python forms, byte for byte, which the tests compare):
+
+* ``fixed_list`` is ``"%.{d}f"`` of each value, which rounds the value's exact binary expansion
+  half to even. The loop rounds ``y = |x| * 10**d`` (one float rounding, 10**d exact for
+  d <= 22), which gives the same digits whenever the fraction of ``y`` is farther from one half
+  than the product's rounding error: beyond that (a tie, or within a few units in the last
+  place of one), and for ``y >= 2**52``, it gives up and the caller formats the array in Python.
+* ``tenths_pairs`` is the lookup of ``svg._texts``: ``rint(v * 10)`` tenths for coordinates in
+  [0, 1000.04); it gives up on anything else (``svg`` formats those with ``%.1f``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+#: 10**k, exact as floats for k <= 22
+_POW10 = np.array([10.0 ** k for k in range(23)])
+#: 2**52: from here on a float has no fraction to round
+_NO_FRACTION = 4503599627370496.0
+#: the relative rounding error of one float multiplication, twice over (a margin)
+_PRODUCT_ERROR = 2.0 ** -51
+
+
+@njit(cache=True, nogil=True)
+def _natural(out, at, v):
+    """The decimal digits of ``v >= 0`` at ``out[at:]``; returns the end."""
+    n = 1
+    t = v // 10
+    while t > 0:
+        n += 1
+        t //= 10
+    end = at + n
+    p = end - 1
+    while True:
+        out[p] = 48 + v % 10
+        v //= 10
+        p -= 1
+        if p < at:
+            break
+    return end
+
+
+@njit(cache=True, nogil=True)
+def _write(out, at, text, lo, hi):
+    for k in range(lo, hi):
+        out[at] = text[k]
+        at += 1
+    return at
+
+
+@njit(cache=True, nogil=True)
+def fixed_list(values, digits, out):
+    """``",".join("%.{digits}f" % v)`` of ``values`` (``null`` where not finite) into ``out``
+    (``len(values) * (digits + 22)`` bytes suffice); its length, or -1 when some value is one
+    whose rounding this loop cannot be sure of (see the module docstring)."""
+    scale = _POW10[digits]
+    unit = np.int64(1)
+    for _ in range(digits):
+        unit *= 10
+    at = 0
+    for i in range(len(values)):
+        if i:
+            out[at] = 44  # ,
+            at += 1
+        x = values[i]
+        if not math.isfinite(x):
+            out[at], out[at + 1], out[at + 2], out[at + 3] = 110, 117, 108, 108  # null
+            at += 4
+            continue
+        y = abs(x) * scale
+        if not y < _NO_FRACTION:
+            return -1
+        whole = math.floor(y)
+        if abs((y - whole) - 0.5) <= y * _PRODUCT_ERROR:
+            return -1  # a tie, or too near one to tell which side the exact product is on
+        r = np.int64(whole) + (1 if y - whole > 0.5 else 0)
+        if math.copysign(1.0, x) < 0.0:
+            out[at] = 45  # -  (as "%f" writes it, for -0.0 and values rounding to zero too)
+            at += 1
+        at = _natural(out, at, r // unit)
+        if digits:
+            out[at] = 46  # .
+            at += 1
+            frac = r % unit
+            for k in range(digits - 1, -1, -1):
+                out[at + k] = 48 + frac % 10
+                frac //= 10
+            at += digits
+    return at
+
+
+@njit(cache=True, nogil=True)
+def tenths_pairs(flat, seps, bounds, out):
+    """Each pair (x, y) of ``flat`` as ``pre x mid y post``, the pairs joined by ``between``, the
+    numbers in tenths (``svg._texts``); ``seps[bounds[k]:bounds[k + 1]]`` is pre, mid, post and
+    between for k = 0..3. Returns the length written into ``out``, or -1 when a number is outside
+    [0, 1000.04) or not finite."""
+    at = 0
+    for i in range(0, len(flat) - 1, 2):
+        if i:
+            at = _write(out, at, seps, bounds[3], bounds[4])
+        at = _write(out, at, seps, bounds[0], bounds[1])
+        for j in range(2):
+            v = flat[i + j]
+            if not (v >= 0.0 and v < 1000.04):
+                return -1
+            t = np.int64(np.rint(v * 10.0))
+            at = _natural(out, at, t // 10)
+            out[at] = 46  # .
+            out[at + 1] = 48 + t % 10
+            at += 2
+            if j == 0:
+                at = _write(out, at, seps, bounds[1], bounds[2])
+        at = _write(out, at, seps, bounds[2], bounds[3])
+    return at

@@ -1,0 +1,129 @@
+"""The compiled number texts (pal.render.text_kernel): the Python forms' texts, byte for byte, or
+a refusal that sends the caller back to them."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pal.render import escape, graphs, svg
+from tests.render.factory import make_result
+
+kernel = pytest.importorskip("pal.render.text_kernel", reason="numba is not installed")
+
+
+def _fixed(values: np.ndarray, digits: int) -> str | None:
+    out = np.empty(len(values) * (digits + 22), dtype=np.uint8)
+    n = kernel.fixed_list(np.ascontiguousarray(values, dtype=np.float64), digits, out)
+    return None if n < 0 else out[:n].tobytes().decode("ascii")
+
+
+def _python(values: np.ndarray, digits: int) -> str:
+    return ",".join("null" if not math.isfinite(v) else f"%.{digits}f" % v for v in values.tolist())
+
+
+def test_fixed_decimals_by_hand():
+    v = np.array([1.5, -2.25, 0.0, -0.0, -1e-9, 12345678.9, math.nan, math.inf, -math.inf, 0.996, 9.9996])
+    assert _fixed(v, 3) == "1.500,-2.250,0.000,-0.000,-0.000,12345678.900,null,null,null,0.996,10.000"
+    assert _fixed(np.array([7.4, 7.6, 1e15]), 0) == "7,8,1000000000000000"
+    assert _fixed(np.array([], dtype=float), 6) == ""
+
+
+def test_ties_and_values_too_large_are_left_to_python():
+    assert _fixed(np.array([0.125]), 2) is None  # an exact tie: "%f" rounds it half to even ("0.12")
+    assert _fixed(np.array([2.5]), 0) is None
+    assert _fixed(np.array([1.0, 2.0**53]), 0) is None  # no fraction left to round
+    assert _fixed(np.array([1e10]), 6) is None  # 1e16 > 2**52
+    # a hair from a tie: the product's rounding could put it on either side
+    assert _fixed(np.array([np.nextafter(0.125, 1.0)]), 2) is None
+    # 2.675 is 2.67499999999999982236431605997495353221893310546875 ("%.2f": 2.67); its product
+    # 267.49999999999997 is within the product's error bound of the tie: left to Python as well
+    assert _fixed(np.array([2.675]), 2) is None
+    assert escape.js_floats([2.675], 2) == "[2.67]"
+
+
+@pytest.mark.parametrize("digits", range(0, 16))
+def test_random_values_of_every_magnitude(digits):
+    rng = np.random.default_rng(digits)
+    mags = 10.0 ** rng.uniform(-12, 17, 20_000)
+    v = mags * rng.choice([-1.0, 1.0], len(mags))
+    v[::97] = np.round(v[::97], digits)  # values with exactly ``digits`` decimals (as measured, shown)
+    v[::101] = np.trunc(v[::101])
+    written = 0
+    for x in v.tolist():  # one at a time: a refusal of one value does not hide the others
+        text = _fixed(np.array([x]), digits)
+        if text is not None:
+            assert text == _python(np.array([x]), digits)
+            written += 1
+    # it gives up past 2**52 / 10**digits, and on ties (whole floats above 2**44 are multiples of
+    # 1/256 or coarser: a half is common there), never on ordinary values
+    ordinary = np.abs(v) * 10.0 ** digits < 2.0 ** 40
+    assert written >= ordinary.sum() - 5
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.floats(allow_nan=True, allow_infinity=True, width=64), st.integers(0, 15))
+def test_any_float(x, digits):
+    text = _fixed(np.array([x]), digits)
+    assert text is None or text == _python(np.array([x]), digits)
+
+
+def test_throughputs_are_written_by_the_loop():
+    """Measured values in the units the pages show (Mpps with 6 decimals, latencies in us with
+    4): the loop gives up on a few in a million at most (one of them sends its array to Python)."""
+    rng = np.random.default_rng(5)
+    for scale, digits in ((20.0, 6), (3000.0, 4), (0.5, 6)):
+        v = rng.uniform(0.0, scale, 200_000)
+        assert _fixed(v, digits) == _python(v, digits) or sum(
+            _fixed(c, digits) is None for c in np.array_split(v, 2000)) <= 2
+
+
+@pytest.mark.parametrize("use", [True, False])
+def test_js_floats_is_the_same_text_on_both_paths(monkeypatch, use):
+    monkeypatch.setattr(escape, "USE_NUMBA", use)
+    v = np.array([1.0, math.nan, 0.125, -3.5, 1e300])
+    # 0.125 (a tie) and 1e300 send the array to the Python form on the compiled path
+    assert escape.js_floats(v, 2) == "[1.00,null,0.12,-3.50," + "%.2f" % 1e300 + "]"
+    assert escape.js_floats(np.array([1.25, 2.5]), 1) == "[1.2,2.5]"
+    assert escape.js_floats([], 3) == "[]"
+    assert escape.js_floats([1.0, 2.0], 20) == "[" + ",".join("%.20f" % x for x in (1.0, 2.0)) + "]"
+
+
+def _pairs(flat: np.ndarray, seps: tuple[str, str, str, str]) -> str | None:
+    bank, bounds = svg._kernel_seps(seps)
+    out = np.empty(len(flat) * 8 + (len(flat) // 2) * int(bounds[-1]), dtype=np.uint8)
+    n = kernel.tenths_pairs(np.ascontiguousarray(flat, dtype=np.float64), bank, bounds, out)
+    return None if n < 0 else out[:n].tobytes().decode()
+
+
+@pytest.mark.parametrize("seps", [svg._POINTS, ("M", " ", "h0", ""), ('<c x="', '" y="', '" r="2.5"/>', ""),
+                                  ("", "", "", "")])
+def test_tenths_pairs_are_the_lookup_texts(seps):
+    rng = np.random.default_rng(3)
+    flat = rng.uniform(0, 1000.04, 2000)
+    flat[:6] = [0.0, -0.0, 0.05, 0.15, 999.95, 1000.0399]
+    texts = svg._texts(flat)
+    assert _pairs(flat, seps) == svg._pairs_pattern(1000, seps) % tuple(texts)
+    assert _pairs(np.array([]), seps) == ""
+
+
+@pytest.mark.parametrize("bad", [-0.01, 1000.04, 1234.5, math.nan, math.inf])
+def test_tenths_pairs_give_up_outside_the_canvas(bad):
+    assert _pairs(np.array([1.0, 2.0, 3.0, bad]), svg._POINTS) is None
+
+
+def test_drill_down_graph_and_data_are_the_same_on_both_paths(monkeypatch):
+    """A detail chart's SVG and a series' graph data, whichever path writes their numbers."""
+    r = make_result(np.concatenate([np.full(40, 10.0e6), np.full(40, 9.0e6)])
+                    + np.random.default_rng(2).normal(0, 1e5, 80))
+    texts = []
+    for use in (True, False):
+        monkeypatch.setattr(escape, "USE_NUMBA", use)
+        chart = graphs.detail_chart(r, "t", graphs.drawn_bands(r))
+        texts.append((svg.render_svg(chart), escape.js_encode(graphs.series_data(r))))
+    assert texts[0] == texts[1]
+    assert texts[0][0].count("<polygon") >= 1 and '"y":[' in texts[0][1]
