@@ -115,7 +115,7 @@ def split_series(samples: pd.DataFrame, spec: Spec) -> list[SeriesInput]:
     if not len(rows):
         return []
     df = samples if len(rows) == len(samples) else samples.iloc[rows]  # (a copy: a year's window is GBs)
-    codes = [pd.factorize(df[c], sort=True)[0] for c in ("job", "test_id", "metric")]
+    codes = [_sorted_codes(df[c]) for c in ("job", "test_id", "metric")]
     builds_all = df["build"].to_numpy(dtype=np.int64)
     order = np.lexsort((builds_all, codes[2], codes[1], codes[0]))  # stable: the last key is primary
     key_code = np.stack([c[order] for c in codes], axis=1)
@@ -136,7 +136,11 @@ def split_series(samples: pd.DataFrame, spec: Spec) -> list[SeriesInput]:
     def text(name: str, at: np.ndarray) -> np.ndarray:
         """The column's texts at sorted rows ``at`` (shared str objects, None for NA): taken at
         those rows only, not for every row of the window first (a year's window is 13 M rows)."""
-        codes, uniques = pd.factorize(df[name], use_na_sentinel=True)
+        column = df[name]
+        if isinstance(column.dtype, pd.CategoricalDtype):  # the store's columns: coded already
+            codes, uniques = column.cat.codes.to_numpy(), column.cat.categories
+        else:
+            codes, uniques = pd.factorize(column, use_na_sentinel=True)
         table = np.empty(len(uniques) + 1, dtype=object)
         table[:-1] = [str(u) for u in uniques]
         table[-1] = None
@@ -161,6 +165,22 @@ def split_series(samples: pd.DataFrame, spec: Spec) -> list[SeriesInput]:
         out.append(SeriesInput(key, str(sets[i]), builds[s:e], times_all[s:e], values_all[s:e],
                                stdevs_all[s:e], attrs, trials))
     return out
+
+
+def _sorted_codes(column: pd.Series) -> np.ndarray:
+    """Codes in the sort order of the values as text (-1 for missing), as ``pd.factorize(sort=True)``
+    gives for text. A categorical with sorted categories (the store's) has them already; another
+    categorical's are ranked by their texts (factorising it would sort by the categories' order)."""
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        codes = column.cat.codes.to_numpy()
+        cats = column.cat.categories
+        if cats.is_monotonic_increasing and cats.is_unique:
+            return codes
+        rank = np.empty(len(cats) + 1, dtype=np.int64)
+        rank[:-1] = pd.factorize(np.asarray(cats.astype(str), dtype=object), sort=True)[0]
+        rank[-1] = -1
+        return rank[codes]
+    return pd.factorize(column, sort=True)[0]
 
 
 def single_testbed_jobs(builds: pd.DataFrame, spec: Spec) -> set[str]:

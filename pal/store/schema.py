@@ -187,17 +187,16 @@ def dictionary_to_categorical(column: pa.ChunkedArray) -> pd.Categorical:
         return pd.Categorical.from_codes(np.zeros(0, dtype=np.int8), categories=pd.Index([], dtype="str"))
     dictionary = chunks[0].dictionary
     indices = pa.chunked_array([c.indices for c in chunks]).combine_chunks() if len(chunks) > 1 else chunks[0].indices
-    idx = indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
-    present = idx >= 0
-    used = np.flatnonzero(np.bincount(idx[present], minlength=len(dictionary)) > 0)
+    # a null is one more index past the dictionary's: one gather then maps every row (3 passes)
+    idx = indices.fill_null(len(dictionary)).to_numpy(zero_copy_only=False)
+    used = np.flatnonzero(np.bincount(idx, minlength=len(dictionary) + 1)[:-1])
     values = np.asarray(dictionary.take(pa.array(used, type=pa.int64())).to_pylist(), dtype=object)
     order = np.argsort(values, kind="stable") if len(values) else np.zeros(0, dtype=np.int64)
-    rank = np.full(len(dictionary), -1, dtype=np.int64)
-    rank[used[order]] = np.arange(len(order))
-    codes = np.where(present, rank[np.maximum(idx, 0)] if len(rank) else -1, -1)
     small = np.int8 if len(order) < 127 else np.int16 if len(order) < 32767 else np.int32
+    rank = np.full(len(dictionary) + 1, -1, dtype=small)
+    rank[used[order]] = np.arange(len(order))
     categories = pd.Index(values[order].tolist(), dtype="str")
-    return pd.Categorical.from_codes(codes.astype(small), categories=categories, validate=False)
+    return pd.Categorical.from_codes(rank[idx], categories=categories, validate=False)
 
 
 def empty_table() -> pa.Table:

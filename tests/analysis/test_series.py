@@ -113,3 +113,32 @@ def test_test_sets_are_assigned_first_match_by_job_metric_id_and_tags(categorica
                            TestSet("ndr", jobs=[".*-ndrpdr-.*"], metrics=["ndr", "pdr"])])
     assert assign_test_sets(df, spec).tolist() == [want for _, want in rows]
 
+
+
+@pytest.mark.parametrize("categories", ["sorted", "sorted with unused", "unsorted"])
+def test_split_series_is_the_same_from_categoricals(categories):
+    """The store's text columns are categoricals with sorted categories (their codes are used as the
+    sort order); any other categorical is factorised as plain text is. Same series either way: in
+    the order of (job, test id, metric), last row of a duplicate (series, build) kept."""
+    mrr = "csit-vpp-perf-mrr-daily-master-2n-icx"
+    rng = np.random.default_rng(4)
+    ids = ["ip4.b", "ip4.a", "ip6.c", "ip4.a0", "IP4.z"]
+    rows = [{"job": mrr if i % 3 else mrr + "x", "test_id": ids[i % 5], "metric": "mrr", "build": 100 + i % 7,
+             "build_time": pd.Timestamp("2024-01-01", tz="UTC") + pd.Timedelta(days=i % 7),
+             "value": float(rng.integers(1, 9)), "stdev": 0.0, "tags": ("MRR",), "nic": ["x", None][i % 2]}
+            for i in range(60)]
+    plain = coerce_samples(pd.DataFrame(rows))
+    coded = plain.copy()
+    for c in ("job", "test_id", "metric", "nic"):
+        values = sorted(set(coded[c].dropna()))
+        cats = {"sorted": values, "sorted with unused": sorted(values + ["a-unused", "zz-unused"]),
+                "unsorted": values[::-1]}[categories]
+        coded[c] = pd.Categorical(coded[c], categories=cats)
+    spec = Spec(name="t", jobs=[JobSpec(mrr)], sources=[SourceSpec("l", "local", path=".")],
+                test_sets=[TestSet("mrr")])
+    want, got = split_series(plain, spec), split_series(coded, spec)
+    assert [s.key for s in got] == [s.key for s in want] == sorted((s.key for s in want), key=lambda k: (k.job, k.test_id, k.metric))
+    assert len(want) == 10
+    for a, b in zip(got, want):
+        assert a.attrs == b.attrs and a.test_set == b.test_set
+        assert np.array_equal(a.builds, b.builds) and np.array_equal(a.values, b.values)
