@@ -334,6 +334,21 @@ class _Text:
         return done
 
 
+@functools.lru_cache(maxsize=256)
+def _ascii(text: str) -> np.ndarray:
+    """A piece of markup as the compiled loops take it (memoised: charts share theirs)."""
+    return np.frombuffer(text.encode() or b" ", dtype=np.uint8)[:len(text.encode())]
+
+
+def _compiled_outline(draw, arrays: tuple, ok: np.ndarray, head: str, tail: str) -> str | None:
+    """A line's or a band's markup by ``text_kernel.polylines`` / ``polygons``; None where it gave up."""
+    n = len(ok)
+    size = n * 30 + (n // 2 + 1) * (len(head.encode()) + len(tail.encode()))
+    buf = np.empty(size, dtype=np.uint8)
+    got = draw(*arrays, ok, _ascii(head), _ascii(tail), buf)
+    return buf[:got].tobytes().decode() if got >= 0 else None
+
+
 def _draw_items(items: list, px, py) -> str:
     """All items of a chart, in order; x positions computed once per distinct x array."""
     out = _Text()
@@ -344,18 +359,26 @@ def _draw_items(items: list, px, py) -> str:
             last[:] = xs, px(xs), np.isfinite(xs)
         return last[1], last[2]
 
+    kernel = text_kernel()
     for it in items:
-        _draw(it, xpos, py, out)
+        _draw(it, xpos, py, out, kernel)
     return out.join()
 
 
-def _draw(it, xpos, py, out: _Text) -> None:
+def _draw(it, xpos, py, out: _Text, kernel=None) -> None:
+    """One item's markup into ``out``: by the compiled loop when there is one (``kernel``) and it
+    can write every number, else here."""
     if isinstance(it, Line):
         X, ok = xpos(it.xs)
         ok = ok & np.isfinite(it.ys)
         Y = py(it.ys)
         dash = f' stroke-dasharray="{it.dash}"' if it.dash else ""
         tail = f'" fill="none" stroke="{it.color}" stroke-width="{it.width}"{dash}/>'
+        if kernel is not None:
+            text = _compiled_outline(kernel.polylines, (X, Y), ok, '<polyline points="', tail)
+            if text is not None:
+                out.text(text)
+                return
         for a, b in _runs(ok):
             if b - a == 1:
                 continue  # a lone sample is drawn by its dot
@@ -388,6 +411,11 @@ def _draw(it, xpos, py, out: _Text) -> None:
         ok = ok & np.isfinite(it.lo) & np.isfinite(it.hi)
         LO, HI = py(it.lo), py(it.hi)
         tail = f'" fill="{it.color}" fill-opacity="{it.opacity}" stroke="none"/>'
+        if kernel is not None:
+            text = _compiled_outline(kernel.polygons, (X, LO, HI), ok, '<polygon points="', tail)
+            if text is not None:
+                out.text(text)
+                return
         for a, b in _runs(ok):
             # the upper edge left to right, then the lower edge back: one closed outline
             out.text('<polygon points="')

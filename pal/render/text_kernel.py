@@ -1,8 +1,9 @@
 """The number texts of the drill-downs, compiled with Numba (cached on disk).
 
 Why compiled: every drill-down writes about 1,500 numbers (its graph data with fixed decimals,
-its static graph's coordinates in tenths of a pixel), and Python's ``%`` formatting of them was
-a quarter of a page's cost. Here one loop writes the ASCII text of a whole array into a buffer.
+its static graph's coordinates in tenths of a pixel), and Python's ``%`` formatting of them,
+with the dozen array calls a line's runs and level stretches took, was a third of a page's
+cost. Here one loop writes the ASCII text of a whole array, or a whole line, into a buffer.
 
 Exactness (the texts are those of the Python forms, byte for byte, which the tests compare):
 
@@ -11,8 +12,10 @@ Exactness (the texts are those of the Python forms, byte for byte, which the tes
   d <= 22), which gives the same digits whenever the fraction of ``y`` is farther from one half
   than the product's rounding error: beyond that (a tie, or within a few units in the last
   place of one), and for ``y >= 2**52``, it gives up and the caller formats the array in Python.
-* ``tenths_pairs`` is the lookup of ``svg._texts``: ``rint(v * 10)`` tenths for coordinates in
-  [0, 1000.04); it gives up on anything else (``svg`` formats those with ``%.1f``).
+* ``tenths_pairs``, ``polylines`` and ``polygons`` write coordinates as the lookup of
+  ``svg._texts`` does: ``rint(v * 10)`` tenths for coordinates in [0, 1000.04); they give up on
+  anything else (``svg`` formats those with ``%.1f``). The two latter draw a whole line or band
+  (its runs, the ends of its level stretches) as ``svg._draw`` does, from the same pixel arrays.
 """
 
 from __future__ import annotations
@@ -99,6 +102,18 @@ def fixed_list(values, digits, out):
 
 
 @njit(cache=True, nogil=True)
+def _tenths(out, at, v):
+    """``v`` in tenths (``svg._texts``) at ``out[at:]``; the end, or -1 outside [0, 1000.04)."""
+    if not (v >= 0.0 and v < 1000.04):
+        return -1
+    t = np.int64(np.rint(v * 10.0))
+    at = _natural(out, at, t // 10)
+    out[at] = 46  # .
+    out[at + 1] = 48 + t % 10
+    return at + 2
+
+
+@njit(cache=True, nogil=True)
 def tenths_pairs(flat, seps, bounds, out):
     """Each pair (x, y) of ``flat`` as ``pre x mid y post``, the pairs joined by ``between``, the
     numbers in tenths (``svg._texts``); ``seps[bounds[k]:bounds[k + 1]]`` is pre, mid, post and
@@ -109,16 +124,82 @@ def tenths_pairs(flat, seps, bounds, out):
         if i:
             at = _write(out, at, seps, bounds[3], bounds[4])
         at = _write(out, at, seps, bounds[0], bounds[1])
-        for j in range(2):
-            v = flat[i + j]
-            if not (v >= 0.0 and v < 1000.04):
-                return -1
-            t = np.int64(np.rint(v * 10.0))
-            at = _natural(out, at, t // 10)
-            out[at] = 46  # .
-            out[at + 1] = 48 + t % 10
-            at += 2
-            if j == 0:
-                at = _write(out, at, seps, bounds[1], bounds[2])
+        at = _tenths(out, at, flat[i])
+        if at < 0:
+            return -1
+        at = _write(out, at, seps, bounds[1], bounds[2])
+        at = _tenths(out, at, flat[i + 1])
+        if at < 0:
+            return -1
         at = _write(out, at, seps, bounds[2], bounds[3])
+    return at
+
+
+@njit(cache=True, nogil=True)
+def _point(out, at, first, x, y):
+    """`` x,y`` (no blank before the first point) at ``out[at:]``; the end, or -1."""
+    if not first:
+        out[at] = 32  # blank
+        at += 1
+    at = _tenths(out, at, x)
+    if at < 0:
+        return -1
+    out[at] = 44  # ,
+    return _tenths(out, at + 1, y)
+
+
+@njit(cache=True, nogil=True)
+def polylines(xs, ys, ok, head, tail, out):
+    """``svg._draw`` of a Line: each run of ``ok`` longer than one point as ``head`` + its points
+    (``x,y`` in tenths, blank-separated; inside a level stretch only its ends: ``svg._corners``)
+    + ``tail``. The length written into ``out``, or -1 when a point is outside [0, 1000.04)."""
+    n = len(xs)
+    at = 0
+    i = 0
+    while i < n:
+        if not ok[i]:
+            i += 1
+            continue
+        a = i
+        while i < n and ok[i]:
+            i += 1
+        if i - a == 1:
+            continue  # a lone sample is drawn by its dot
+        at = _write(out, at, head, 0, len(head))
+        for k in range(a, i):
+            if a < k < i - 1:
+                t = np.rint(ys[k] * 10.0)
+                if t == np.rint(ys[k - 1] * 10.0) and t == np.rint(ys[k + 1] * 10.0):
+                    continue
+            at = _point(out, at, k == a, xs[k], ys[k])
+            if at < 0:
+                return -1
+        at = _write(out, at, tail, 0, len(tail))
+    return at
+
+
+@njit(cache=True, nogil=True)
+def polygons(xs, lo, hi, ok, head, tail, out):
+    """``svg._draw`` of a Band: each run of ``ok`` as ``head`` + its outline (the upper edge left to
+    right, the lower edge back) + ``tail``. The length written, or -1 as ``polylines``."""
+    n = len(xs)
+    at = 0
+    i = 0
+    while i < n:
+        if not ok[i]:
+            i += 1
+            continue
+        a = i
+        while i < n and ok[i]:
+            i += 1
+        at = _write(out, at, head, 0, len(head))
+        for k in range(a, i):
+            at = _point(out, at, k == a, xs[k], hi[k])
+            if at < 0:
+                return -1
+        for k in range(i - 1, a - 1, -1):
+            at = _point(out, at, False, xs[k], lo[k])
+            if at < 0:
+                return -1
+        at = _write(out, at, tail, 0, len(tail))
     return at

@@ -127,3 +127,40 @@ def test_drill_down_graph_and_data_are_the_same_on_both_paths(monkeypatch):
         texts.append((svg.render_svg(chart), escape.js_encode(graphs.series_data(r))))
     assert texts[0] == texts[1]
     assert texts[0][0].count("<polygon") >= 1 and '"y":[' in texts[0][1]
+
+
+def _drawn(item, kernel_module) -> str:
+    """``svg._draw`` of one item on a 760 x 300 canvas (as ``render_svg`` scales it)."""
+    out = svg._Text()
+    svg._draw(item, lambda xs: (64 + xs * 0.5, np.isfinite(xs)),
+              lambda v: 28 + 232 - (v - 0.0) * 2.0, out, kernel_module)
+    return out.join()
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_lines_and_bands_are_drawn_the_same_by_the_loop(seed):
+    """Random lines and bands with gaps, lone points, level stretches (equal to the tenth of a
+    pixel) and points off the canvas: the compiled outline is the Python one, or it gives up."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(0, 120))
+    xs = np.arange(n, dtype=float) * 3.0
+    levels = np.repeat(rng.uniform(0, 110, max(1, n // 8 + 1)), 8)[:n] + rng.choice([0.0, 0.01, 0.3], n)
+    ys = np.where(rng.random(n) < 0.15, np.nan, levels)
+    if seed % 5 == 0 and n:
+        ys[rng.integers(0, n)] = 200.0  # off the canvas: -> the Python form for the whole item
+    if seed % 7 == 0 and n:
+        xs[rng.integers(0, n)] = np.nan
+    lo, hi = ys - rng.uniform(0, 5, n), ys + rng.uniform(0, 5, n)
+    for item in (svg.Line(xs, ys, "#000000", dash="4 2"), svg.Band(xs, lo, hi, "#111111")):
+        want = _drawn(item, None)
+        assert _drawn(item, kernel) == want
+
+
+def test_a_point_off_the_canvas_sends_the_line_to_python():
+    xs, ys = np.array([0.0, 2.0, 4.0]), np.array([10.0, 200.0, 10.0])  # y 200 -> pixel -140
+    want = '<polyline points="64.0,240.0 65.0,-140.0 66.0,240.0" fill="none" stroke="#000000" stroke-width="1.5"/>'
+    assert _drawn(svg.Line(xs, ys, "#000000"), kernel) == _drawn(svg.Line(xs, ys, "#000000"), None) == want
+    ok = np.ones(3, dtype=bool)
+    assert svg._compiled_outline(kernel.polylines, (64 + xs * 0.5, 260 - ys * 2.0), ok, "<p>", "</p>") is None
+    assert svg._compiled_outline(kernel.polylines, (64 + xs * 0.5, 260 - ys / 2), ok, "<p>", "</p>") == \
+        "<p>64.0,255.0 65.0,160.0 66.0,255.0</p>"
