@@ -175,7 +175,7 @@ def render_svg(chart: Chart) -> str:
     out.append(f'<rect x="{left}" y="{top}" width="{pw}" height="{ph}" fill="none" stroke="#999999"/>')
     step = yt[1] - yt[0] if len(yt) > 1 else 1.0
     for v in yt:
-        y = float(py(np.float64(v)))
+        y = top + ph - (v - y0) * sy  # py's float operations, in its order, on one number
         out.append(f'<line x1="{left}" y1="{y:.1f}" x2="{left + pw}" y2="{y:.1f}" stroke="#e5e5e5"/>')
         out.append(f'<text x="{left - 4}" y="{y + 4:.1f}" text-anchor="end">{_fmt_tick(v, step)}</text>')
     out.append(_time_axis(x0, x1, sx, left, top, ph))
@@ -343,9 +343,9 @@ def _ascii(text: str) -> np.ndarray:
 def _compiled_outline(draw, arrays: tuple, ok: np.ndarray, head: str, tail: str) -> str | None:
     """A line's or a band's markup by ``text_kernel.polylines`` / ``polygons``; None where it gave up."""
     n = len(ok)
-    size = n * 30 + (n // 2 + 1) * (len(head.encode()) + len(tail.encode()))
-    buf = np.empty(size, dtype=np.uint8)
-    got = draw(*arrays, ok, _ascii(head), _ascii(tail), buf)
+    h, t = _ascii(head), _ascii(tail)
+    buf = np.empty(n * 30 + (n // 2 + 1) * (h.size + t.size), dtype=np.uint8)
+    got = draw(*arrays, ok, h, t, buf)
     return buf[:got].tobytes().decode() if got >= 0 else None
 
 
