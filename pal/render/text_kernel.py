@@ -136,6 +136,18 @@ def tenths_pairs(flat, seps, bounds, out):
 
 
 @njit(cache=True, nogil=True)
+def _next_run(ok, i):
+    """Start and end (exclusive) of the first run of True in ``ok[i:]``; equal at the end."""
+    n = len(ok)
+    while i < n and not ok[i]:
+        i += 1
+    a = i
+    while i < n and ok[i]:
+        i += 1
+    return a, i
+
+
+@njit(cache=True, nogil=True)
 def _point(out, at, first, x, y):
     """`` x,y`` (no blank before the first point) at ``out[at:]``; the end, or -1."""
     if not first:
@@ -153,17 +165,11 @@ def polylines(xs, ys, ok, head, tail, out):
     """``svg._draw`` of a Line: each run of ``ok`` longer than one point as ``head`` + its points
     (``x,y`` in tenths, blank-separated; inside a level stretch only its ends: ``svg._corners``)
     + ``tail``. The length written into ``out``, or -1 when a point is outside [0, 1000.04)."""
-    n = len(xs)
     at = 0
-    i = 0
-    while i < n:
-        if not ok[i]:
-            i += 1
-            continue
-        a = i
-        while i < n and ok[i]:
-            i += 1
+    a, i = _next_run(ok, 0)
+    while a < i:
         if i - a == 1:
+            a, i = _next_run(ok, i)
             continue  # a lone sample is drawn by its dot
         at = _write(out, at, head, 0, len(head))
         for k in range(a, i):
@@ -175,6 +181,7 @@ def polylines(xs, ys, ok, head, tail, out):
             if at < 0:
                 return -1
         at = _write(out, at, tail, 0, len(tail))
+        a, i = _next_run(ok, i)
     return at
 
 
@@ -182,16 +189,9 @@ def polylines(xs, ys, ok, head, tail, out):
 def polygons(xs, lo, hi, ok, head, tail, out):
     """``svg._draw`` of a Band: each run of ``ok`` as ``head`` + its outline (the upper edge left to
     right, the lower edge back) + ``tail``. The length written, or -1 as ``polylines``."""
-    n = len(xs)
     at = 0
-    i = 0
-    while i < n:
-        if not ok[i]:
-            i += 1
-            continue
-        a = i
-        while i < n and ok[i]:
-            i += 1
+    a, i = _next_run(ok, 0)
+    while a < i:
         at = _write(out, at, head, 0, len(head))
         for k in range(a, i):
             at = _point(out, at, k == a, xs[k], hi[k])
@@ -202,4 +202,5 @@ def polygons(xs, lo, hi, ok, head, tail, out):
             if at < 0:
                 return -1
         at = _write(out, at, tail, 0, len(tail))
+        a, i = _next_run(ok, i)
     return at
