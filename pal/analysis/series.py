@@ -136,13 +136,9 @@ def split_series(samples: pd.DataFrame, spec: Spec) -> list[SeriesInput]:
     def text(name: str, at: np.ndarray) -> np.ndarray:
         """The column's texts at sorted rows ``at`` (shared str objects, None for NA): taken at
         those rows only, not for every row of the window first (a year's window is 13 M rows)."""
-        column = df[name]
-        if isinstance(column.dtype, pd.CategoricalDtype):  # the store's columns: coded already
-            codes, uniques = column.cat.codes.to_numpy(), column.cat.categories
-        else:
-            codes, uniques = pd.factorize(column, use_na_sentinel=True)
+        codes, uniques = _codes(df[name])  # a categorical's (the store's columns) as they are
         table = np.empty(len(uniques) + 1, dtype=object)
-        table[:-1] = [str(u) for u in uniques]
+        table[:-1] = uniques
         table[-1] = None
         return table[codes[keep[at]]]
 

@@ -247,14 +247,6 @@ def _pairs_pattern(n: int, seps: tuple[str, str, str, str]) -> str:
     return between.join([f"{pre}%s{mid}%s{post}"] * n)
 
 
-@functools.lru_cache(maxsize=256)
-def _kernel_seps(seps: tuple[str, str, str, str]) -> tuple[np.ndarray, np.ndarray]:
-    """``seps`` as the compiled loop takes them: their bytes, one after the other, and where each starts."""
-    parts = [p.encode() for p in seps]
-    bounds = np.cumsum([0, *map(len, parts)]).astype(np.int64)
-    return np.frombuffer(b"".join(parts) or b" ", dtype=np.uint8), bounds
-
-
 #: pre, mid, post, between of a line's or an outline's points: ``x,y x,y``
 _POINTS = ("", ",", "", " ")
 
@@ -295,9 +287,9 @@ class _Text:
             self.pairs(_POINTS, _interleave(xs, ys))
 
     def join(self) -> str:
-        if not self.numbers:
-            return "".join(self.pieces)
-        done = self._compiled()
+        """The text: each group of numbers by the compiled loop (``text_kernel.tenths_pairs``) when
+        there is one and it can write them all, else from one formatting of every number."""
+        kernel = text_kernel()
         texts = None
         out, at = [], 0
         for piece in self.pieces:
@@ -305,39 +297,26 @@ class _Text:
                 out.append(piece)
                 continue
             seps, k = piece
-            count = len(self.numbers[k])
-            if done[k] is not None:
-                out.append(done[k])
-            else:  # every number of the chart formatted together, once
+            flat = self.numbers[k]
+            done = None
+            if kernel is not None:
+                parts = [_ascii(p) for p in seps]
+                buf = np.empty(len(flat) * 8 + (len(flat) // 2) * sum(p.size for p in parts), dtype=np.uint8)
+                n = kernel.tenths_pairs(flat, *parts, buf)
+                done = buf[:n].tobytes().decode() if n >= 0 else None
+            if done is None:  # every number of the chart formatted together, once
                 if texts is None:
                     texts = _texts(np.concatenate(self.numbers) if len(self.numbers) > 1 else self.numbers[0])
-                out.append(_pairs_pattern(count // 2, seps) % tuple(texts[at:at + count]))
-            at += count
+                done = _pairs_pattern(len(flat) // 2, seps) % tuple(texts[at:at + len(flat)])
+            out.append(done)
+            at += len(flat)
         return "".join(out)
-
-    def _compiled(self) -> list[str | None]:
-        """Each group's text by the compiled loop (``text_kernel.tenths_pairs``), None where it
-        gave up (a number outside the canvas) or without it."""
-        kernel = text_kernel()
-        if kernel is None:
-            return [None] * len(self.numbers)
-        done: list[str | None] = []
-        for piece in self.pieces:
-            if type(piece) is str:
-                continue
-            seps, k = piece
-            flat = self.numbers[k]
-            bank, bounds = _kernel_seps(seps)
-            buf = np.empty(len(flat) * 8 + (len(flat) // 2) * int(bounds[-1]), dtype=np.uint8)
-            n = kernel.tenths_pairs(flat, bank, bounds, buf)
-            done.append(buf[:n].tobytes().decode() if n >= 0 else None)
-        return done
 
 
 @functools.lru_cache(maxsize=256)
 def _ascii(text: str) -> np.ndarray:
     """A piece of markup as the compiled loops take it (memoised: charts share theirs)."""
-    return np.frombuffer(text.encode() or b" ", dtype=np.uint8)[:len(text.encode())]
+    return np.frombuffer(text.encode(), dtype=np.uint8)
 
 
 def _compiled_outline(draw, arrays: tuple, ok: np.ndarray, head: str, tail: str) -> str | None:

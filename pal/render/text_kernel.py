@@ -66,9 +66,7 @@ def fixed_list(values, digits, out):
     (``len(values) * (digits + 22)`` bytes suffice); its length, or -1 when some value is one
     whose rounding this loop cannot be sure of (see the module docstring)."""
     scale = _POW10[digits]
-    unit = np.int64(1)
-    for _ in range(digits):
-        unit *= 10
+    unit = np.int64(scale)  # exact: digits <= 15
     at = 0
     for i in range(len(values)):
         if i:
@@ -114,24 +112,23 @@ def _tenths(out, at, v):
 
 
 @njit(cache=True, nogil=True)
-def tenths_pairs(flat, seps, bounds, out):
+def tenths_pairs(flat, pre, mid, post, between, out):
     """Each pair (x, y) of ``flat`` as ``pre x mid y post``, the pairs joined by ``between``, the
-    numbers in tenths (``svg._texts``); ``seps[bounds[k]:bounds[k + 1]]`` is pre, mid, post and
-    between for k = 0..3. Returns the length written into ``out``, or -1 when a number is outside
-    [0, 1000.04) or not finite."""
+    numbers in tenths (``svg._texts``). Returns the length written into ``out``, or -1 when a
+    number is outside [0, 1000.04) or not finite."""
     at = 0
     for i in range(0, len(flat) - 1, 2):
         if i:
-            at = _write(out, at, seps, bounds[3], bounds[4])
-        at = _write(out, at, seps, bounds[0], bounds[1])
+            at = _write(out, at, between, 0, len(between))
+        at = _write(out, at, pre, 0, len(pre))
         at = _tenths(out, at, flat[i])
         if at < 0:
             return -1
-        at = _write(out, at, seps, bounds[1], bounds[2])
+        at = _write(out, at, mid, 0, len(mid))
         at = _tenths(out, at, flat[i + 1])
         if at < 0:
             return -1
-        at = _write(out, at, seps, bounds[2], bounds[3])
+        at = _write(out, at, post, 0, len(post))
     return at
 
 

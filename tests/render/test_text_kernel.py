@@ -94,9 +94,9 @@ def test_js_floats_is_the_same_text_on_both_paths(monkeypatch, use):
 
 
 def _pairs(flat: np.ndarray, seps: tuple[str, str, str, str]) -> str | None:
-    bank, bounds = svg._kernel_seps(seps)
-    out = np.empty(len(flat) * 8 + (len(flat) // 2) * int(bounds[-1]), dtype=np.uint8)
-    n = kernel.tenths_pairs(np.ascontiguousarray(flat, dtype=np.float64), bank, bounds, out)
+    parts = [svg._ascii(p) for p in seps]
+    out = np.empty(len(flat) * 8 + (len(flat) // 2) * sum(p.size for p in parts), dtype=np.uint8)
+    n = kernel.tenths_pairs(np.ascontiguousarray(flat, dtype=np.float64), *parts, out)
     return None if n < 0 else out[:n].tobytes().decode()
 
 
