@@ -162,7 +162,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def _run_options(args: argparse.Namespace, **extra: object):
-    from pal.pipeline import RunOptions
+    from pal.options import RunOptions
 
     return RunOptions(
         out_dir=getattr(args, "out", None), executor=getattr(args, "executor", None),
@@ -184,11 +184,16 @@ def _upstream(text: str | None) -> tuple[str, int] | None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from pal.pipeline import run
+    from pal.executor import start_early
     from pal.validate import validated_spec
 
-    outcome = run(validated_spec(args.spec), _run_options(args))
-    return outcome.exit_code
+    spec = validated_spec(args.spec)
+    options = _run_options(args)
+    kind, workers, _ = options.executor_of(spec)
+    start_early(kind, workers)  # before the stages' imports (pal.pipeline: pandas, pyarrow, numba...)
+    from pal.pipeline import run
+
+    return run(spec, options).exit_code
 
 
 def cmd_render(args: argparse.Namespace) -> int:

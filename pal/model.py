@@ -18,9 +18,12 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 # ---------------------------------------------------------------------------
 # Samples table (output of parse, content of the store)
@@ -72,11 +75,15 @@ SERIES_KEY = ("job", "test_id", "metric")
 
 def empty_samples() -> pd.DataFrame:
     """An empty samples table with the right columns and dtypes."""
+    import pandas as pd  # (not at import: ``pal run`` loads its spec before the stages' imports)
+
     return pd.DataFrame({c: pd.Series(dtype=t) for c, t in SAMPLE_COLUMNS.items()})
 
 
 def coerce_samples(df: pd.DataFrame) -> pd.DataFrame:
     """Return ``df`` with exactly SAMPLE_COLUMNS, in order, with their dtypes (missing columns added)."""
+    import pandas as pd
+
     out = {}
     for col, dtype in SAMPLE_COLUMNS.items():
         if col in df.columns:
@@ -234,7 +241,11 @@ class SeriesResult:
 
     @property
     def last_time(self) -> datetime | None:
-        return None if len(self.times) == 0 else pd.Timestamp(self.times[-1]).to_pydatetime()
+        if len(self.times) == 0:
+            return None
+        import pandas as pd
+
+        return pd.Timestamp(self.times[-1]).to_pydatetime()
 
 
 @dataclass(frozen=True)

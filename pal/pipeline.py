@@ -25,6 +25,7 @@ from pal.analysis.series import (AnalysisAhead, SeriesInput, analyse_all, single
 from pal.fingerprint import RunRecord, apply_delta, report_delta, run_fingerprint, save_record, unchanged_run
 from pal.atomic import write_text_atomic
 from pal.model import BuildFile, SeriesResult
+from pal.options import RunOptions
 from pal.memory import frozen_gc, release_memory
 from pal.progress import Steps
 from pal.report import RunReport
@@ -44,21 +45,6 @@ ALERTS_INPUT_STATE = "alerts-input"
 #: or a remote Dask cluster: with 2 local workers on 2 shared cores it measured 1.1x the inline
 #: time (docs/scaling.md), the pickling of inputs, states and results eating the gain
 ANALYSE_MIN_WORKERS = 3
-
-
-@dataclass(frozen=True)
-class RunOptions:
-    """Command-line overrides of the spec and the run's context."""
-
-    out_dir: Path | None = None
-    executor: str | None = None
-    scheduler: str | None = None
-    workers: int | None = None
-    full: bool = False  # ignore stored states and parse every build again
-    trigger: str = "manual"
-    upstream: tuple[str, int] | None = None  # the PT (job, build) whose completion triggered the run
-    now: datetime | None = None  # reference time for period-days (default: now, UTC)
-    download: bool = True  # False: analyse what the store holds (pal analyse / render)
 
 
 @dataclass
@@ -216,9 +202,7 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
     log.info("pal run: spec %s, trigger %s, output %s", spec.name, options.trigger, out_dir)
 
     store = Store(spec.store_dir)
-    kind = options.executor or spec.store.executor
-    workers = options.workers or spec.store.workers
-    scheduler = options.scheduler or spec.store.scheduler
+    kind, workers, scheduler = options.executor_of(spec)
     # The lock first: a second run fails at once instead of after downloading everything, and
     # two runs never write the same cache files.
     with store.lock(), frozen_gc() as freeze_alive, contextlib.ExitStack() as at_end:

@@ -83,3 +83,41 @@ def test_exit_now_with_stdout_closed_by_its_reader(tmp_path):
     err = p.stderr.read().decode()
     assert p.wait(timeout=60) == 2
     assert "Traceback" not in err and err.endswith("tail without newline")
+
+
+EARLY = """
+import sys
+import pal.executor
+
+def early(kind, workers):
+    print(kind, workers, *sorted(m for m in ("pandas", "pyarrow", "numba", "lxml", "jinja2") if m in sys.modules))
+    raise SystemExit(0)
+
+pal.executor.start_early = early
+from pal.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_run_starts_its_workers_before_importing_the_stages(tmp_path):
+    """``pal run`` starts its forkserver (``start_early``, with the spec's executor or the command
+    line's) before it imports pandas, pyarrow, numba...: the server's preload then runs beside
+    those imports. Reading and checking the spec, acks and renames included, imports none of them."""
+    (tmp_path / "builds").mkdir()
+    (tmp_path / "acks.yaml").write_text("{}\n")
+    (tmp_path / "renames.yaml").write_text("{}\n")
+    (tmp_path / "spec.yaml").write_text(
+        "name: t\njobs: [{name: csit-vpp-perf-mrr-daily-master-2n-icx}]\n"
+        "sources: [{name: d, type: local, path: builds}]\nrename-file: renames.yaml\n"
+        "test-sets: [{name: mrr, select: {tags: MRR}, metrics: [mrr]}]\n"
+        "alerts: {acks: acks.yaml}\nstore: {workers: 3}\n")
+
+    def early(*args: str) -> str:
+        p = subprocess.run([sys.executable, "-c", EARLY, "run", "--spec", str(tmp_path / "spec.yaml"), *args],
+                           capture_output=True, text=True, timeout=120)
+        assert p.returncode == 0, p.stderr
+        return p.stdout.strip()
+
+    assert early() == "local 3"
+    assert early("--workers", "1") == "local 1"
+    assert early("--executor", "dask", "--scheduler", "tcp://127.0.0.1:8786") == "dask 3"

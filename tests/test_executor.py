@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from pal.executor import Executor, Failed, LocalExecutor, make_executor
+from pal.executor import Executor, Failed, LocalExecutor, make_executor, start_early
 from pal.model import BuildFile
 from pal.store import Store
 from pal.store.ingest import Fragment, parse_to_fragment
@@ -191,6 +191,29 @@ def test_a_prepared_pool_starts_its_forkserver_at_once_and_closing_ends_it():
     with make_executor("local", workers=1) as ex:  # inline: nothing to start
         ex.prepare()
         assert server_pid() is None and ex.map(square_or_fail, [2], label="inline") == [4]
+
+
+def test_start_early_starts_the_forkserver_the_runs_pool_then_forks_from():
+    """``pal run`` starts its forkserver before its own imports (``start_early``): only for the
+    executor that forks from one, and the pool the run then makes uses that same server."""
+    import multiprocessing.forkserver as forkserver
+
+    import psutil
+
+    def server_pid() -> int | None:
+        return forkserver._forkserver._forkserver_pid
+
+    start_early("local", 1)  # inline
+    start_early("dask", 2)  # a cluster's own processes
+    assert server_pid() is None
+    start_early("local", 2)
+    early = server_pid()
+    assert early is not None and psutil.pid_exists(early)
+    with make_executor("local", workers=2) as ex:
+        ex.prepare()
+        assert server_pid() == early
+        assert ex.map(preloaded, [1, 2], label="preload") == [True, True]
+    assert server_pid() is None and not psutil.pid_exists(early)
 
 
 def test_an_unused_forkserver_is_ended_without_waiting_for_its_preload(tmp_path, monkeypatch):

@@ -10,13 +10,32 @@ Entry points for the pipeline::
 See docs/alerts.md for the rules and file layouts.
 """
 
-from pal.alerts.acks import load_acks, parse_acks
-from pal.alerts.build import build_alerts, group_alerts
-from pal.alerts.model import Alert, AlertGroup, Evidence, alert_id, group_id
-from pal.alerts.policy import exit_code_for, failing
-from pal.alerts.write import alert_samples, mail_alerts, write_alert_outputs
+from __future__ import annotations
 
-__all__ = [
-    "Alert", "AlertGroup", "Evidence", "alert_id", "group_id", "build_alerts", "group_alerts", "load_acks",
-    "parse_acks", "exit_code_for", "failing", "write_alert_outputs", "mail_alerts", "alert_samples",
-]
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pal.alerts.acks import load_acks, parse_acks
+    from pal.alerts.build import build_alerts, group_alerts
+    from pal.alerts.model import Alert, AlertGroup, Evidence, alert_id, group_id
+    from pal.alerts.policy import exit_code_for, failing
+    from pal.alerts.write import alert_samples, mail_alerts, write_alert_outputs
+
+#: each name's module, imported at the name's first use: ``pal validate`` (and ``pal run``
+#: before it starts its workers) reads the acks file without importing the alerts' pandas
+_HOME = {
+    "load_acks": "acks", "parse_acks": "acks", "build_alerts": "build", "group_alerts": "build",
+    "Alert": "model", "AlertGroup": "model", "Evidence": "model", "alert_id": "model", "group_id": "model",
+    "exit_code_for": "policy", "failing": "policy",
+    "alert_samples": "write", "mail_alerts": "write", "write_alert_outputs": "write",
+}
+
+__all__ = list(_HOME)
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module 'pal.alerts' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"pal.alerts.{home}"), name)
