@@ -166,58 +166,101 @@ def reference_tree(rev: str, where: Path) -> Path | None:
     return target
 
 
-def _memory(p: psutil.Process) -> int:
-    """PSS where the kernel tells it (pages shared by forked workers counted once), else RSS."""
+def _pss(pid: int) -> int:
+    """PSS where the kernel tells it (pages shared by forked workers counted once), else RSS.
+    The kernel walks the process's page tables for it: about 9 ms of CPU for a pal worker."""
+    p = psutil.Process(pid)
     try:
         return p.memory_full_info().pss
     except (psutil.AccessDenied, AttributeError):
         return p.memory_info().rss
 
 
-def _hwm(p: psutil.Process) -> int:
-    """The process's own peak RSS (VmHWM: of its address space since exec, in bytes; 0 if unknown).
+def _status(pid: int) -> tuple[int, int]:
+    """(VmRSS, VmHWM) of the process in bytes, from one read of /proc/<pid>/status (0 if unknown).
 
-    Not ``wait4``'s ``ru_maxrss``: on Linux that keeps the peak of the process it was forked
-    from, and this benchmark's own process holds every output file of a run when it starts the
-    recompute (1 GB reported for a run whose tree never passed 740 MB)."""
-    try:
-        with open(f"/proc/{p.pid}/status") as fh:
-            for line in fh:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 0
+    VmHWM is the process's own peak RSS since exec. Not ``wait4``'s ``ru_maxrss``: on Linux that
+    keeps the peak of the process it was forked from, and this benchmark's own process holds
+    every output file of a run when it starts the recompute (1 GB reported for a run whose tree
+    never passed 740 MB)."""
+    found = {"VmRSS:": 0, "VmHWM:": 0}
+    with open(f"/proc/{pid}/status") as fh:
+        for line in fh:
+            head = line[:6]
+            if head in found:
+                found[head] = int(line.split()[1]) * 1024
+    return found["VmRSS:"], found["VmHWM:"]
+
+
+def _tree(pid: int) -> list[int]:
+    """``pid`` and its descendants, from each thread's /proc children list: a few small reads,
+    where ``psutil.Process.children`` reads every process of the machine (4 ms a call)."""
+    found, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        found.append(p)
+        try:
+            tids = os.listdir(f"/proc/{p}/task")
+        except OSError:
+            continue
+        for tid in tids:
+            try:
+                with open(f"/proc/{p}/task/{tid}/children") as fh:
+                    todo.extend(int(c) for c in fh.read().split())
+            except OSError:
+                pass
+    return found
 
 
 class TreeRss:
     """Samples the summed memory (PSS) of a process and all its descendants until stopped; keeps
-    the peak of that sum, and never less than the largest peak (VmHWM) of any one of them."""
+    the peak of that sum, and never less than the largest peak (VmHWM) of any one of them.
 
-    def __init__(self, pid: int, every: float = 0.05):
-        self.pid, self.every, self.peak = pid, every, 0
+    Cheap samples every ``every`` seconds: the tree, and each process's RSS and VmHWM. The PSS
+    sum costs the kernel a page-table walk per process (about 9 ms for a pal worker): taken
+    every 50 ms it took a third of one of this machine's two cores from the run it measured,
+    whose times came out 10-20 % slower than the run's own. So the PSS sum is taken every
+    ``idle`` seconds, and sooner (at most every ``rising`` seconds) when the RSS sum has grown
+    by ``slack`` bytes more than the PSS sum's margin below the peak since the last PSS sum:
+    that is when it may be setting a new peak. The sampler then takes about 5 % of a core. A
+    rise shorter than ``idle``, or within ``slack`` of the peak, can be missed; one process's
+    cannot (VmHWM). ``pss_samples`` counts the PSS sums taken.
+    """
+
+    def __init__(self, pid: int, every: float = 0.1, rising: float = 0.25, idle: float = 2.0,
+                 slack: int = 8 << 20):
+        self.pid, self.every, self.rising, self.idle, self.peak = pid, every, rising, idle, 0
+        self.slack = slack
+        self.pss_samples = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
-        try:
-            root = psutil.Process(self.pid)
-        except psutil.NoSuchProcess:
+        if not psutil.pid_exists(self.pid) or not os.path.isdir(f"/proc/{self.pid}/task"):
             return
+        last_at, last_rss, last_pss = -self.idle, 0, 0
         while not self._stop.is_set():
-            total = 0
-            try:
-                procs = [root, *root.children(recursive=True)]
-            except psutil.NoSuchProcess:
-                break
-            for p in procs:
+            procs = _tree(self.pid)
+            rss = 0
+            for pid in procs:
                 try:
-                    total += _memory(p)
-                    self.peak = max(self.peak, _hwm(p))
-                except (psutil.NoSuchProcess, psutil.AccessDenied):
-                    pass
-            self.peak = max(self.peak, total)
+                    now, hwm = _status(pid)
+                except (OSError, ValueError):
+                    continue  # ended between the listing and the read
+                rss += now
+                self.peak = max(self.peak, hwm)
+            since = time.monotonic() - last_at
+            if since >= self.idle or (since >= self.rising and last_pss + rss - last_rss > self.peak + self.slack):
+                total = 0
+                for pid in procs:
+                    try:
+                        total += _pss(pid)
+                    except (psutil.NoSuchProcess, psutil.AccessDenied):
+                        pass
+                last_at, last_rss, last_pss = time.monotonic(), rss, total
+                self.peak = max(self.peak, total)
+                self.pss_samples += 1
             self._stop.wait(self.every)
 
     def stop(self) -> int:
