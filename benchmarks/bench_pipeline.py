@@ -23,9 +23,10 @@ After the store is aged, this code's store is compacted (``pal store vacuum``), 
 maintenance job would; its time is reported.
 
 Peak RSS is that of the whole process tree of a run (pool workers included): the largest sum
-over ``pal run`` and all its descendants, sampled every 50 ms, of each process's proportional
-set size (PSS: pages that forked workers share with their parent counted once, not once per
-process), and never less than the largest single process's own peak RSS (VmHWM, sampled; not
+over ``pal run`` and all its descendants of each process's proportional set size (PSS: pages
+that forked workers share with their parent counted once, not once per process), taken every
+2 s and whenever the RSS sum may be setting a new peak (``TreeRss``: the sampler takes about
+5 % of one core, not the third of one it took reading every PSS every 50 ms), and never less than the largest single process's own peak RSS (VmHWM, sampled; not
 ``wait4``'s ``ru_maxrss``, which on Linux keeps the peak of this benchmark's process that forked it). No yardstick: the figures are seconds
 and MB, beside the goals of the issue and the reference's figures for the same work. The CPU
 column is ``wait4``'s user + system time of the run and of the workers it reaped: a wall time
