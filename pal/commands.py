@@ -184,16 +184,19 @@ def _upstream(text: str | None) -> tuple[str, int] | None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from pal.executor import start_early
+    from pal.executor import start_early, stop_forkserver
     from pal.validate import validated_spec
 
     spec = validated_spec(args.spec)
     options = _run_options(args)
     kind, workers, _ = options.executor_of(spec)
     start_early(kind, workers)  # before the stages' imports (pal.pipeline: pandas, pyarrow, numba...)
-    from pal.pipeline import run
+    try:
+        from pal.pipeline import run
 
-    return run(spec, options).exit_code
+        return run(spec, options).exit_code
+    finally:  # the run stops it once done with it; not when it failed before its executor (the lock)
+        stop_forkserver(unused=True)
 
 
 def cmd_render(args: argparse.Namespace) -> int:

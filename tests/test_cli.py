@@ -121,3 +121,34 @@ def test_run_starts_its_workers_before_importing_the_stages(tmp_path):
     assert early() == "local 3"
     assert early("--workers", "1") == "local 1"
     assert early("--executor", "dask", "--scheduler", "tcp://127.0.0.1:8786") == "dask 3"
+
+
+def test_a_run_that_fails_before_its_executor_leaves_no_forkserver(tmp_path, capsys, monkeypatch):
+    """The forkserver ``pal run`` starts early is stopped by the run once it is done with it, and
+    by ``cmd_run`` when the run fails before it made its executor (here: another run holds the
+    store's lock), so no process is left importing for nothing."""
+    import multiprocessing.forkserver as forkserver
+
+    import pal.executor
+    from pal.cli import main
+    from pal.store import Store
+
+    (tmp_path / "builds").mkdir()
+    (tmp_path / "spec.yaml").write_text(
+        "name: t\njobs: [{name: csit-vpp-perf-mrr-daily-master-2n-icx}]\n"
+        "sources: [{name: d, type: local, path: builds}]\n"
+        "test-sets: [{name: mrr, select: {tags: MRR}, metrics: [mrr]}]\n"
+        "store: {path: store, workers: 2}\noutputs: {dir: out}\n")
+    started = []
+    real = pal.executor.start_early
+
+    def early(kind: str, workers: int) -> None:
+        real(kind, workers)
+        started.append(forkserver._forkserver._forkserver_pid)
+
+    monkeypatch.setattr(pal.executor, "start_early", early)
+    with Store(tmp_path / "store").lock():
+        assert main(["-q", "run", "--spec", str(tmp_path / "spec.yaml")]) == 1
+    assert "locked" in capsys.readouterr().err
+    assert started and started[0] is not None  # it was started ...
+    assert forkserver._forkserver._forkserver_pid is None  # ... and is gone
