@@ -16,12 +16,8 @@ import threading
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-import pandas as pd
-
-from pal.analysis.series import (AnalysisAhead, SeriesInput, analyse_all, single_testbed_jobs, split_series,
-                                 warm_up)
 from pal.fingerprint import RunRecord, apply_delta, report_delta, run_fingerprint, save_record, unchanged_run
 from pal.atomic import write_text_atomic
 from pal.model import BuildFile, SeriesResult
@@ -30,7 +26,12 @@ from pal.memory import frozen_gc, release_memory
 from pal.progress import Steps
 from pal.report import RunReport
 from pal.spec import Spec
-from pal.history import History, concat_samples, read_samples, window_builds, window_jobs
+
+if TYPE_CHECKING:  # the later stages are imported where they run: a run with nothing new, which stops
+    import pandas as pd  # after the download check and the fingerprint, imports none of them (0.3 s)
+
+    from pal.analysis.series import AnalysisAhead, SeriesInput
+    from pal.history import History
 
 log = logging.getLogger("pal")
 
@@ -128,6 +129,8 @@ def window_series(spec: Spec, store: Any, builds: pd.DataFrame, report: RunRepor
     they are cut (``AnalysisAhead.add``).
     """
     from pal.alerts import alert_samples
+    from pal.analysis.series import split_series
+    from pal.history import History, concat_samples, read_samples, window_jobs
 
     inputs: list[SeriesInput] = []
     kept: list[pd.DataFrame] = []
@@ -152,6 +155,8 @@ def analyse_series(spec: Spec, inputs: list[SeriesInput], builds: pd.DataFrame, 
                    executor: Any = None, ahead: AnalysisAhead | None = None) -> list[SeriesResult]:
     """The series cut from the history (``split_series``), analysed; counted in ``report``.
     ``ahead``: the same series, already handed to a pool while they were cut."""
+    from pal.analysis.series import analyse_all, single_testbed_jobs
+
     results = ahead.results() if ahead is not None else analyse_all(inputs, spec, single_testbed_jobs(builds, spec),
                                                                      executor=executor)
     report.count("series", len(results))
@@ -187,11 +192,7 @@ def decide_alerts(spec: Spec, store: Any, results: list[SeriesResult], history: 
 
 def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
     """All stages; problems with single builds or tests are in the report, not exceptions."""
-    from pal.alerts import write_alert_outputs
-    from pal.alerts.build import remembered
     from pal.executor import make_executor, stop_forkserver
-    from pal.render import page_digests, render_site
-    from pal.render.site import POOL_MIN_SERIES, render_pool
     from pal.store import Store
 
     report = RunReport()
@@ -222,6 +223,8 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
             def start_render_pool() -> None:
                 """A large site to draw again: the render's pool starts up (0.6 s of CPU) while this
                 process parses or reads, and its worker analyses ahead (``AnalysisAhead``)."""
+                from pal.render.site import POOL_MIN_SERIES, render_pool
+
                 nonlocal pool
                 if pool is None and len(old_digests) >= POOL_MIN_SERIES:
                     pool = render_pool()
@@ -235,6 +238,8 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
                 """Builds to parse, so an analysis follows: while the workers parse, the render's
                 pool starts and this process, which analyses too unless an executor does, loads
                 the analysis' compiled kernels (``warm_up``; 0.5 s of CPU it would pay later)."""
+                from pal.analysis.series import warm_up
+
                 start_render_pool()
                 if not on_executor:
                     threading.Thread(target=warm_up, args=(spec,), name="pal-warm-up", daemon=True).start()
@@ -249,6 +254,11 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
             if kept is not None:  # nothing the results depend on changed: the outputs stand
                 return _kept(spec, kept, report, out_dir, steps)
             at_ingest = report.to_dict()
+            from pal.alerts import write_alert_outputs
+            from pal.alerts.build import remembered
+            from pal.analysis.series import AnalysisAhead, single_testbed_jobs
+            from pal.history import window_builds
+            from pal.render import page_digests, render_site
 
             steps.start("analyse", "history from the store")
             builds = window_builds(spec, store, now)

@@ -152,3 +152,15 @@ def test_a_run_that_fails_before_its_executor_leaves_no_forkserver(tmp_path, cap
     assert "locked" in capsys.readouterr().err
     assert started and started[0] is not None  # it was started ...
     assert forkserver._forkserver._forkserver_pid is None  # ... and is gone
+
+
+def test_the_modules_a_run_with_nothing_new_uses_import_no_later_stage():
+    """A run with nothing new stops after the download check and the fingerprint. The modules
+    it goes through (the pipeline, the sources, the store, the fingerprint) import neither the
+    parse (lxml), the render (jinja2) nor the analysis' compiled kernels (numba): each is
+    imported where its stage runs. (pandas and pyarrow they do need: the window's builds.)"""
+    code = ("import sys\nimport pal.pipeline, pal.sources, pal.store, pal.fingerprint, pal.executor, pal.history\n"
+            "print(*sorted(m for m in ('lxml', 'jinja2', 'numba', 'pal.render', 'pal.parse.build') if m in sys.modules))")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == ""

@@ -35,8 +35,25 @@ Decisions:
 - Timestamps in output.xml have no zone; they are read as UTC (CSIT runs in UTC).
 """
 
-from pal.parse.build import ParseResult
-from pal.parse.inputs import parse_build
-from pal.parse.paths import job_build_from_path
+from __future__ import annotations
 
-__all__ = ["ParseResult", "parse_build", "job_build_from_path"]
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pal.parse.build import ParseResult
+    from pal.parse.inputs import parse_build
+    from pal.parse.paths import job_build_from_path
+
+#: each name's module, imported at the name's first use: the download's integrity check reads
+#: ``pal.parse.archive`` without importing the parse's lxml and pandas (a run with nothing new)
+_HOME = {"ParseResult": "build", "parse_build": "inputs", "job_build_from_path": "paths"}
+
+__all__ = list(_HOME)
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module 'pal.parse' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"pal.parse.{home}"), name)
