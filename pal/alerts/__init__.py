@@ -12,8 +12,9 @@ See docs/alerts.md for the rules and file layouts.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from pal.lazy import lazy_names
 
 if TYPE_CHECKING:
     from pal.alerts.acks import load_acks, parse_acks
@@ -33,9 +34,4 @@ _HOME = {
 
 __all__ = list(_HOME)
 
-
-def __getattr__(name: str) -> Any:
-    home = _HOME.get(name)
-    if home is None:
-        raise AttributeError(f"module 'pal.alerts' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"pal.alerts.{home}"), name)
+__getattr__ = lazy_names(__name__, _HOME)

@@ -37,8 +37,9 @@ Decisions:
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from pal.lazy import lazy_names
 
 if TYPE_CHECKING:
     from pal.parse.build import ParseResult
@@ -51,9 +52,4 @@ _HOME = {"ParseResult": "build", "parse_build": "inputs", "job_build_from_path":
 
 __all__ = list(_HOME)
 
-
-def __getattr__(name: str) -> Any:
-    home = _HOME.get(name)
-    if home is None:
-        raise AttributeError(f"module 'pal.parse' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"pal.parse.{home}"), name)
+__getattr__ = lazy_names(__name__, _HOME)
