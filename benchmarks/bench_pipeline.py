@@ -26,9 +26,11 @@ Peak RSS is that of the whole process tree of a run (pool workers included): the
 over ``pal run`` and all its descendants of each process's proportional set size (PSS: pages
 that forked workers share with their parent counted once, not once per process), taken every
 2 s and whenever the RSS sum may be setting a new peak (``TreeRss``: the sampler takes about
-5 % of one core, not the third of one it took reading every PSS every 50 ms), and never less than the largest single process's own peak RSS (VmHWM, sampled; not
-``wait4``'s ``ru_maxrss``, which on Linux keeps the peak of this benchmark's process that forked it). No yardstick: the figures are seconds
-and MB, beside the goals of the issue and the reference's figures for the same work. The CPU
+5 % of one core, not the third of one it took reading every PSS every 50 ms), and never less
+than the largest single process's own peak RSS (VmHWM, sampled; not ``wait4``'s
+``ru_maxrss``, which on Linux keeps the peak of this benchmark's process that forked it). No
+yardstick: the figures are seconds and MB, beside the goals of the issue and the reference's
+figures for the same work. The CPU
 column is ``wait4``'s user + system time of the run and of the workers it reaped: a wall time
 that grew while the CPU did not says other load shared the machine.
 """
@@ -238,7 +240,7 @@ class TreeRss:
         self._thread.start()
 
     def _run(self) -> None:
-        if not psutil.pid_exists(self.pid) or not os.path.isdir(f"/proc/{self.pid}/task"):
+        if not os.path.isdir(f"/proc/{self.pid}/task"):  # gone already, or no /proc
             return
         last_at, last_rss, last_pss = -self.idle, 0, 0
         while not self._stop.is_set():

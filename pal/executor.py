@@ -161,7 +161,7 @@ class LocalExecutor(Executor):
         self._prepared = False
 
     def prepare(self) -> None:
-        """Start the forkserver now, without waiting for it: its preload (0.4 s of imports) runs
+        """Start the forkserver now, without waiting for it: its preload (about 0.8 s of imports) runs
         while the caller downloads, and the pool's workers are forked ready at the first ``map``."""
         import multiprocessing.forkserver as forkserver
 
@@ -261,7 +261,7 @@ class DaskExecutor(Executor):
 def start_early(kind: str, workers: int) -> None:
     """Start the forkserver of the pool that ``make_executor(kind, workers)`` makes, without
     waiting for it. ``pal run`` calls this before it imports its stages: the server's preload
-    (pandas, pyarrow, lxml...: about 1.2 s of CPU) then runs beside the run's own imports, where
+    (pandas, pyarrow, lxml...: about 0.8 s of CPU) then runs beside the run's own imports, where
     it followed them before, and the parse's workers start about a second sooner. The pool's
     ``prepare`` finds it running. Nothing for an inline executor or a Dask cluster."""
     if kind == "local":

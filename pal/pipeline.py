@@ -28,7 +28,7 @@ from pal.report import RunReport
 from pal.spec import Spec
 
 if TYPE_CHECKING:  # the later stages are imported where they run: a run with nothing new, which stops
-    import pandas as pd  # after the download check and the fingerprint, imports none of them (0.3 s)
+    import pandas as pd  # after the download check and the fingerprint, imports none of them (0.5 s)
 
     from pal.analysis.series import AnalysisAhead, SeriesInput
     from pal.history import History
