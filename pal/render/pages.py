@@ -21,6 +21,7 @@ from pal.render import evidence, graphs, svg
 from pal.render.buildinfo import BuildIndex
 from pal.render.dashboard import change_css
 from pal.render.escape import Json, js_encode, js_json
+from pal.render.files import SiteFiles
 from pal.render.naming import build_label, group_key, safe_slug, scale_for, short_name, topo_of
 
 #: runs listed under a drill-down graph (all runs are in the job's CSV)
@@ -214,7 +215,7 @@ class Pages:
         without the bands (a group graph draws none; they were 40 % of a group's data file)."""
         return self._series_json(result)
 
-    def write_series(self, site: Path, result: SeriesResult, facts: BuildIndex, extras: SeriesExtras) -> str:
+    def write_series(self, files: SiteFiles, result: SeriesResult, facts: BuildIndex, extras: SeriesExtras) -> str:
         """The drill-down of one series, s/<slug>.html: its static SVG and its graph data inline
         (one file per series: creating a file is most of a page's cost on some file systems).
         Returns its ``group_json``, which its group's data file carries: the page's own data is
@@ -236,7 +237,7 @@ class Pages:
         ctx["has_bands"] = bool(bands)
         ctx["svg"] = Markup(svg.render_svg(chart))  # built from escaped text only (xml_text)
         ctx["data"] = Markup(data)  # JSON with <, > and & escaped: nothing in it ends its <script> element
-        (site / "s" / f"{slug}.html").write_text(self._series.render(ctx), "utf-8")
+        files.write_text(f"s/{slug}.html", self._series.render(ctx))
         return common
 
     def _series_context(self, r: SeriesResult, slug: str, name: str, facts: BuildIndex,

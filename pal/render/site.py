@@ -13,7 +13,10 @@ Layout of ``out_dir/site/``::
 Output is a function of the inputs only (sorted, no wall-clock time), so reruns are byte-identical.
 Speed (CSIT scale, 6,000 series all changed): drill-downs and group pages are drawn per group
 on a process pool while this process writes the alert outputs, the job files and the index;
-one file per series; the previous site is deleted by a detached process after the swap.
+one file per series, written over a file of the site before the previous one (``.site-spare``,
+see ``SiteFiles``: creating a file costs several times more than rewriting one); what is left of
+that spare is deleted by a detached process after the swap, and the replaced site becomes the
+next run's spare.
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ from pal.atomic import swap_dirs
 from pal.model import AlertView, SeriesKey, SeriesResult
 from pal.render import dashboard, graphs, stats, svg
 from pal.render.buildinfo import BuildIndex
+from pal.render.files import SiteFiles
 from pal.render.downloads import job_csv
 from pal.render.escape import js_assign, js_assign_all
 from pal.render.naming import build_label, graph_key, graph_order, group_key, metric_label, safe_slug, short_name
@@ -73,6 +77,8 @@ POOL_MIN_SERIES = 300  # below this a process pool costs more than it saves
 CHUNKS_PER_WORKER = 24
 FAILURES_SHOWN = 10
 OLD_PREFIX = ".site-old-"
+#: the site before the previous one, whose files the next render writes over (``SiteFiles``)
+SPARE = ".site-spare"
 NEW_PREFIX = ".site-new-"
 
 
@@ -96,8 +102,10 @@ def render_site(
 
     ``changed`` names the series whose pages are re-rendered; the others are taken from the
     previous site when it has them (None: render all). Problems with one series are recorded
-    in ``report`` (stage "render") and the rest goes on. The previous site is deleted after the
-    swap by a detached process (``remove_in_background``; ``wait_for_cleanup`` waits for it).
+    in ``report`` (stage "render") and the rest goes on. The replaced site is kept as the next
+    run's spare (``out_dir/.site-spare``, ``SiteFiles``), which holds a second copy of the site
+    on disk; what this run did not take of its own spare is deleted after the swap by a detached
+    process (``remove_in_background``; ``wait_for_cleanup`` waits for it).
 
     ``meanwhile`` is other work of the run that does not read the site (the alert outputs):
     this process does it once the pool has its drill-downs, so the pool's core is not idle
@@ -117,18 +125,34 @@ def render_site(
     for d in SUBDIRS:
         (tmp / d).mkdir(parents=True)
     templates_dir = Path(templates_dir) if templates_dir else DEFAULT_TEMPLATES
+    spare = out_dir / SPARE
+    files = SiteFiles(tmp, spare if spare.is_dir() else None)
     try:
-        _write(tmp, target, results, samples, builds, report, spec, alerts, changed,
+        _write(files, target, results, samples, builds, report, spec, alerts, changed,
                workers, templates_dir, generated_at, meanwhile, pool)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     old = swap_dirs(tmp, target, OLD_PREFIX)
-    remove_in_background([*stale, old] if old else stale)
+    _keep_spare(out_dir, old)
+    remove_in_background([*stale, old])
     return target / "index.html"
 
 
-def _write(tmp: Path, previous: Path, results: list[SeriesResult], samples: pd.DataFrame, builds: pd.DataFrame,
+def _keep_spare(out_dir: Path, old: Path) -> None:
+    """The site just replaced (``old/site``) becomes the next run's spare (``SiteFiles``); what
+    this run did not take from the current spare goes into ``old``, which is deleted.
+
+    Each step is a rename, and a kill between them leaves either no spare (the next run creates
+    its files) or the spare inside an ``.site-old-*`` (deleted by the next run)."""
+    spare = out_dir / SPARE
+    if spare.is_dir():
+        os.rename(spare, old / "spare")
+    if (old / "site").is_dir():
+        os.rename(old / "site", spare)
+
+
+def _write(files: SiteFiles, previous: Path, results: list[SeriesResult], samples: pd.DataFrame, builds: pd.DataFrame,
            report: RunReport, spec: Spec, alerts: list[AlertView] | None, changed: set[SeriesKey] | None,
            workers: int | None, templates_dir: Path, generated_at: datetime | None,
            meanwhile: Callable[[], object] | None = None, given: ProcessPoolExecutor | None = None) -> None:
@@ -144,12 +168,13 @@ def _write(tmp: Path, previous: Path, results: list[SeriesResult], samples: pd.D
     facts = BuildIndex(builds, samples)
     info = SiteInfo(spec.outputs.title, _data_until(results, builds, generated_at), _links(spec, report))
     pages = Pages(info, templates_dir)
+    tmp = files.root
     copy_static(tmp / "static", templates_dir)
 
     jobs = sorted({r.key.job for r in results} | set(_jobs_of(builds)))
     for job in jobs:
         body = js_assign("jobs", job, graphs.job_payload(job, facts.job_table(job)))
-        (tmp / "data" / "jobs" / f"{safe_slug(job)}.js").write_text(body, "utf-8")
+        files.write_text(f"data/jobs/{safe_slug(job)}.js", body)
 
     extras = _extras(results, samples, alerts)
     changed_groups = None if changed is None else {group_key(r) for r in results if r.key in changed}
@@ -157,7 +182,7 @@ def _write(tmp: Path, previous: Path, results: list[SeriesResult], samples: pd.D
     todo = sum(len(t.render) for t in tasks)
     group_links = _group_links(tasks)
     pool = given if given is not None and todo else _pool(workers, todo)
-    args = (str(tmp), str(previous), info, str(templates_dir), facts)
+    args = (files, str(previous), info, str(templates_dir), facts)
     try:
         if pool is not None:  # the pool draws series and group pages while this process does the rest
             chunks = _balanced(tasks, _workers(workers) * CHUNKS_PER_WORKER)
@@ -166,8 +191,8 @@ def _write(tmp: Path, previous: Path, results: list[SeriesResult], samples: pd.D
             meanwhile()
         if pool is None:
             problems = _render_groups(*args, tasks)
-        _write_jobs(tmp, pages, jobs, results, builds, facts, info.links)
-        _write_index(tmp, pages, results, samples, builds, report, alerts, jobs, group_links, info.links, spec)
+        _write_jobs(files, pages, jobs, results, builds, facts, info.links)
+        _write_index(files, pages, results, samples, builds, report, alerts, jobs, group_links, info.links, spec)
         if pool is not None:
             problems = [p for found in _share(futures, chunks, args) for p in found]
     finally:
@@ -331,20 +356,20 @@ def _balanced(tasks: list[GroupTask], n: int) -> list[list[GroupTask]]:
     return [c for c in chunks if c]
 
 
-def _render_groups(site: str, previous: str, info: SiteInfo, templates_dir: str, facts: BuildIndex,
+def _render_groups(files: SiteFiles, previous: str, info: SiteInfo, templates_dir: str, facts: BuildIndex,
                    tasks: Sequence[GroupTask]) -> list[tuple[str, str]]:
     """Drill-downs and group pages; returns (series, problem) for drill-downs that could not be rendered."""
     pages = _pages(info, templates_dir)
-    root, prev = Path(site), Path(previous)
+    prev = Path(previous)
     problems = []
     for task in tasks:
         data: dict[SeriesKey, str] = {}
         for result, extra in task.render:
             try:
-                data[result.key] = pages.write_series(root, result, facts, extra)
+                data[result.key] = pages.write_series(files, result, facts, extra)
             except (ValueError, TypeError, IndexError, KeyError, OSError) as exc:
                 problems.append((series_key_text(result.key), f"drill-down not rendered: {exc}"))
-        _write_group(root, prev, pages, task, data)
+        _write_group(files, prev, pages, task, data)
     return problems
 
 
@@ -356,7 +381,7 @@ def _pages(info: SiteInfo, templates_dir: str) -> Pages:
     return Pages(info, Path(templates_dir))
 
 
-def _write_group(tmp: Path, previous: Path, pages: Pages, task: GroupTask, data: dict[SeriesKey, str]) -> None:
+def _write_group(files: SiteFiles, previous: Path, pages: Pages, task: GroupTask, data: dict[SeriesKey, str]) -> None:
     """One page per testbed x NIC x area; one graph per metric x frame size x cores (<= 10 tests).
 
     Its series' graph data (``Pages.group_json``) is one file, ``data/g/<group>.js``: ``data``
@@ -364,6 +389,7 @@ def _write_group(tmp: Path, previous: Path, pages: Pages, task: GroupTask, data:
     the file is kept."""
     gkey, gslug = task.key, task.slug
     slugs = {id(r): r.key.slug() for r in task.members}  # a slug is a hash: once per series
+    tmp = files.root
     data_file = f"data/g/{gslug}.js"
     if task.changed or not _reuse(previous, tmp, [data_file]):
         items = []
@@ -376,7 +402,7 @@ def _write_group(tmp: Path, previous: Path, pages: Pages, task: GroupTask, data:
                     log.debug("group %s: no graph data for %s: %s", gslug, series_key_text(r.key), exc)
                     continue  # its drill-down reported the problem
             items.append((slugs[id(r)], text))
-        (tmp / data_file).write_text(js_assign_all("series", items), "utf-8")
+        files.write_text(data_file, js_assign_all("series", items))
     by_graph: dict[tuple[str, str, str], list[SeriesResult]] = {}
     for r in task.members:
         by_graph.setdefault(graph_key(r), []).append(r)
@@ -387,7 +413,7 @@ def _write_group(tmp: Path, previous: Path, pages: Pages, task: GroupTask, data:
         name = f"g-{gslug}-{n}.svg"
         chart = graphs.group_chart(title, members)
         if task.changed or not _reuse(previous, tmp, [f"svg/{name}"]):
-            (tmp / "svg" / name).write_text(svg.render_svg(chart), "utf-8")
+            files.write_text(f"svg/{name}", svg.render_svg(chart))
         graphs_ctx.append({
             "title": title,
             "svg": name,
@@ -400,7 +426,7 @@ def _write_group(tmp: Path, previous: Path, pages: Pages, task: GroupTask, data:
     html = pages.render("group.html", "../", group_label(gkey),
                         ["../static/plotly.min.js", *job_scripts, f"../{data_file}", "../static/graph.js"],
                         label=group_label(gkey), testbed=gkey[0], graphs=graphs_ctx)
-    (tmp / "g" / f"{gslug}.html").write_text(html, "utf-8")
+    files.write_text(f"g/{gslug}.html", html)
 
 
 def _chunks(by_graph: dict) -> list[tuple[tuple, list[SeriesResult]]]:
@@ -486,24 +512,24 @@ def _jobs_of(builds: pd.DataFrame) -> list[str]:
     return [str(j) for j in builds["job"].dropna().unique()]
 
 
-def _write_jobs(tmp: Path, pages: Pages, jobs: list[str], results: list[SeriesResult], builds: pd.DataFrame,
+def _write_jobs(files: SiteFiles, pages: Pages, jobs: list[str], results: list[SeriesResult], builds: pd.DataFrame,
                 facts: BuildIndex, links: Links) -> None:
     for job in jobs:
         js = safe_slug(job)
-        (tmp / "downloads" / f"{js}.csv").write_text(job_csv(job, results, facts), "utf-8")
+        files.write_text(f"downloads/{js}.csv", job_csv(job, results, facts))
         df = stats.job_builds(builds, job)
         tests_chart, dur_chart = stats.stats_charts(df, job)
-        (tmp / "svg" / f"stats-{js}-tests.svg").write_text(svg.render_svg(tests_chart), "utf-8")
-        (tmp / "svg" / f"stats-{js}-duration.svg").write_text(svg.render_svg(dur_chart), "utf-8")
+        files.write_text(f"svg/stats-{js}-tests.svg", svg.render_svg(tests_chart))
+        files.write_text(f"svg/stats-{js}-duration.svg", svg.render_svg(dur_chart))
         rows = [dict(dataclasses.asdict(b), label=build_label(job, b.build), url=links.build(job, b.build))
                 for b in stats.build_rows(df)]
         html = pages.render("stats.html", "../", f"Statistics of {job}", ["../static/pal.js"], job=job,
                             csv_name=f"{js}.csv", svg_tests=f"stats-{js}-tests.svg",
                             svg_duration=f"stats-{js}-duration.svg", svg_height=svg_height(tests_chart), rows=rows)
-        (tmp / "stats" / f"{js}.html").write_text(html, "utf-8")
+        files.write_text(f"stats/{js}.html", html)
 
 
-def _write_index(tmp: Path, pages: Pages, results: list[SeriesResult], samples: pd.DataFrame, builds: pd.DataFrame,
+def _write_index(files: SiteFiles, pages: Pages, results: list[SeriesResult], samples: pd.DataFrame, builds: pd.DataFrame,
                  report: RunReport, alerts: list[AlertView] | None, jobs: list[str], group_links: dict,
                  links: Links, spec: Spec) -> None:
     tables = dashboard.dashboard_tables(results, _thresholds(spec))
@@ -547,7 +573,7 @@ def _write_index(tmp: Path, pages: Pages, results: list[SeriesResult], samples: 
         missing=dashboard.missing_builds(report), jobs=job_rows,
         windows=dashboard.window_notes(spec.test_sets, results), columns=dashboard.COLUMNS,
     )
-    (tmp / "index.html").write_text(html, "utf-8")
+    files.write_text("index.html", html)
 
 
 # --------------------------------------------------------------------------- helpers

@@ -175,7 +175,8 @@ def test_rerun_is_byte_identical_and_pool_gives_the_same_bytes(tmp_path, monkeyp
     render(tmp_path / "a", workers=1)
     assert all_files(tmp_path / "a" / "site") == a
     site_mod.wait_for_cleanup(tmp_path / "a")
-    assert [p.name for p in (tmp_path / "a").iterdir()] == ["site"]  # no temporary directory left behind
+    # no temporary directory left behind: the site and the one it replaced, the next run's spare
+    assert sorted(p.name for p in (tmp_path / "a").iterdir()) == [".site-spare", "site"]
 
 
 def test_a_pool_started_ahead_draws_the_same_site_and_stays_the_callers(tmp_path):
@@ -258,7 +259,7 @@ def test_other_work_runs_while_the_pool_draws_and_its_failure_keeps_the_previous
     assert [p.name for p in (tmp_path / "with").iterdir()] == ["site"]
 
 
-def test_previous_site_is_deleted_after_the_swap_and_leftovers_of_a_killed_run_too(tmp_path):
+def test_previous_site_becomes_the_spare_and_leftovers_of_a_killed_run_are_deleted(tmp_path):
     index, results, _ = render(tmp_path)
     old_page = index.parent / "s" / f"{results[0].key.slug()}.html"
     first = old_page.stat().st_ino
@@ -274,9 +275,44 @@ def test_previous_site_is_deleted_after_the_swap_and_leftovers_of_a_killed_run_t
     live.mkdir()
     index, _, _ = render(tmp_path)
     site_mod.wait_for_cleanup(tmp_path)
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([live.name, "site"])
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([live.name, "site", ".site-spare"])
     # the page at the same path is the new render's file, not the old one
     assert old_page.is_file() and old_page.stat().st_ino != first
+    # the replaced site is the spare, whole
+    assert (tmp_path / ".site-spare" / old_page.relative_to(index.parent)).stat().st_ino == first
+
+
+def test_a_render_writes_over_the_spares_files_but_never_over_one_the_live_site_shares(tmp_path):
+    """The third render takes its files' inodes from the first site (the spare), and its bytes
+    are a fresh render's. A page the second render kept is a hard link the live site shares
+    with the spare: it is replaced, not written over, so the live site never changes under its
+    readers."""
+    index, results, _ = render(tmp_path)
+    root = index.parent
+    kept, redone = results[1].key, results[0].key
+    kept_rel, redone_rel = f"s/{kept.slug()}.html", f"s/{redone.slug()}.html"
+    (root / kept_rel).write_text("kept since the first site", "utf-8")
+    first_inodes = {rel: (root / rel).stat().st_ino for rel in all_files(root)}
+    render(tmp_path, changed={redone})  # keeps the page: a hard link to the first site's file
+    spare = tmp_path / ".site-spare"
+    assert (spare / kept_rel).stat().st_ino == (root / kept_rel).stat().st_ino == first_inodes[kept_rel]
+    second = all_files(root)
+    second_kept = (root / kept_rel).stat().st_ino
+    shared = {rel for rel in second if (root / rel).stat().st_ino == first_inodes[rel]}  # the pages and graphs kept
+    assert kept_rel in shared and redone_rel not in shared
+    render(tmp_path)  # every page again, over the first site's files
+    site_mod.wait_for_cleanup(tmp_path)
+    fresh, _, _ = render(tmp_path / "fresh")
+    assert all_files(root) == all_files(fresh.parent)
+    # the spare is the second site, untouched: its kept page still holds what it held
+    assert all_files(spare) == second and (spare / kept_rel).read_text("utf-8") == "kept since the first site"
+    assert (spare / kept_rel).stat().st_ino == second_kept
+    # the third site's files are the first site's inodes, but the shared ones, which are new
+    assert (root / redone_rel).stat().st_ino == first_inodes[redone_rel]
+    assert (root / kept_rel).stat().st_ino not in (first_inodes[kept_rel], second_kept)
+    new_inodes = {rel for rel in all_files(root) if (root / rel).stat().st_ino != first_inodes.get(rel)}
+    assert new_inodes == shared | {f"static/{p.name}" for p in (root / "static").iterdir()}  # static: copied
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".site-spare", "fresh", "site"]
 
 
 def test_bad_series_is_reported_and_the_rest_rendered(tmp_path):

@@ -1,0 +1,49 @@
+"""``SiteFiles``: the new site's files, written over the inodes of a spare site.
+
+A daily run writes every drill-down again (about 7,300 files at CSIT scale). On this project's
+ext4 machines creating a file took 0.6-0.9 ms of CPU (the inode's allocation), while writing
+30 KB over an existing file took 0.1 ms. So the render keeps the site before the previous one
+as a spare (``.site-spare`` beside ``site``, see ``render_site``), and each file it writes is
+first moved out of the spare into the new site, when the spare has it, then overwritten.
+
+The spare is never read: a moved file is truncated before it is written, so what the new site
+holds is what this run wrote. A spare file that is not a plain file with one link is removed
+instead of overwritten: a page kept from the previous site is a hard link (``_reuse``) that
+the live site shares, and it must not change under its readers.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class SiteFiles:
+    """Writes below ``root`` (the new site), taking each file's inode from ``spare`` if it has one."""
+
+    root: Path
+    spare: Path | None = None
+
+    def write_text(self, rel: str, text: str) -> None:
+        """Write ``root/rel`` (UTF-8): the whole file, whatever the spare's file held."""
+        dst = self.root / rel
+        if self.spare is not None:
+            self._take(self.spare / rel, dst)
+        with open(dst, "w", encoding="utf-8") as f:
+            f.write(text)
+
+    @staticmethod
+    def _take(src: Path, dst: Path) -> None:
+        try:
+            os.rename(src, dst)
+        except OSError:
+            return  # the spare has no such file: a new one is created
+        st = os.lstat(dst)
+        if stat.S_ISDIR(st.st_mode):
+            shutil.rmtree(dst)
+        elif not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
+            os.unlink(dst)  # a link the live site shares (a kept page), or not a plain file

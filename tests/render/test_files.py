@@ -1,0 +1,40 @@
+import os
+
+from pal.render.files import SiteFiles
+
+
+def test_a_file_is_written_over_the_spares_inode_and_holds_only_the_new_text(tmp_path):
+    root, spare = tmp_path / "new", tmp_path / "spare"
+    (root / "s").mkdir(parents=True)
+    (spare / "s").mkdir(parents=True)
+    (spare / "s" / "a.html").write_text("a much longer page from two runs ago", "utf-8")
+    inode = (spare / "s" / "a.html").stat().st_ino
+    files = SiteFiles(root, spare)
+    files.write_text("s/a.html", "new ü")
+    assert (root / "s" / "a.html").read_bytes() == "new ü".encode()
+    assert (root / "s" / "a.html").stat().st_ino == inode and not (spare / "s" / "a.html").exists()
+    files.write_text("s/b.html", "created")  # not in the spare
+    assert (root / "s" / "b.html").read_text("utf-8") == "created"
+
+
+def test_a_shared_file_a_directory_or_a_link_in_the_spare_is_replaced_never_written_through(tmp_path):
+    root, spare, live = tmp_path / "new", tmp_path / "spare", tmp_path / "live"
+    for d in (root, spare, live):
+        d.mkdir()
+    (live / "kept.html").write_text("the live site's page", "utf-8")
+    os.link(live / "kept.html", spare / "kept.html")
+    (spare / "dir.html").mkdir()
+    (spare / "dir.html" / "inner").write_text("x", "utf-8")
+    os.symlink(live / "kept.html", spare / "sym.html")
+    files = SiteFiles(root, spare)
+    for name in ("kept.html", "dir.html", "sym.html"):
+        files.write_text(name, f"new {name}")
+        assert (root / name).read_text("utf-8") == f"new {name}" and (root / name).is_file()
+        assert not (root / name).is_symlink() and (root / name).stat().st_nlink == 1
+    assert (live / "kept.html").read_text("utf-8") == "the live site's page"
+    assert sorted(p.name for p in root.iterdir()) == ["dir.html", "kept.html", "sym.html"]
+
+
+def test_without_a_spare_files_are_created(tmp_path):
+    SiteFiles(tmp_path).write_text("index.html", "<p>")
+    assert (tmp_path / "index.html").read_text("utf-8") == "<p>"
