@@ -10,8 +10,11 @@ builds per job (``max-builds``); after the cold run the store is aged: every old
 year at the defaults) is parsed into it with the same job without a window (download and
 ingest only, the same calls in both codes), as a store fills over a year of daily runs. The
 daily cost is so measured on a store much older than the window: it must not grow with age.
-The newest build of every job is hidden for the cold run and revealed for the incremental one,
-which slides the window by one build, as every daily run does.
+The two newest builds of every job are hidden for the cold run. The older of them is revealed
+for a first incremental run, and the newest for the measured one: each slides the window by one
+build, as every daily run does. The measured run so follows a daily run, as it does in CI: the
+render writes its files over the site before the previous one (``.site-spare``), which the
+first run after a cold one does not have yet. Both are reported.
 
 Runs, each ``pal run`` in a fresh process, for this code and for the reference (the previous
 code, ``git archive <reference>`` of this repository, run from that tree):
@@ -128,28 +131,30 @@ def cached_history(data: Path, jobs: list[str], builds: int, tests: int) -> tupl
     return history, hidden
 
 
-def newest(history: Path) -> list[Path]:
-    """The newest build directory of every job in ``history``."""
+def newest(history: Path, count: int = 1) -> list[Path]:
+    """The ``count`` newest build directories of every job in ``history``."""
     out = []
     for job in sorted(p for p in history.iterdir() if p.is_dir()):
-        dirs = [p for p in job.iterdir() if p.name.isdigit()]
-        if dirs:
-            out.append(max(dirs, key=lambda p: int(p.name)))
+        dirs = sorted((p for p in job.iterdir() if p.name.isdigit()), key=lambda p: int(p.name))
+        out.extend(dirs[-count:] if count else [])
     return out
 
 
-def hide(history: Path, hidden: Path) -> None:
-    for d in newest(history):
+def hide(history: Path, hidden: Path, count: int = 1) -> None:
+    for d in newest(history, count):
         target = hidden / d.parent.name / d.name
         target.parent.mkdir(parents=True, exist_ok=True)
         d.rename(target)
 
 
-def reveal(history: Path, hidden: Path) -> None:
+def reveal(history: Path, hidden: Path, oldest_only: bool = False) -> None:
+    """Move the hidden builds back; ``oldest_only``: the oldest hidden build of each job."""
     if not hidden.exists():
         return
-    for d in sorted(hidden.glob("*/*")):
-        d.rename(history / d.parent.name / d.name)
+    for job in sorted(p for p in hidden.iterdir() if p.is_dir()):
+        dirs = sorted((d for d in job.iterdir() if d.name.isdigit()), key=lambda d: int(d.name))
+        for d in dirs[:1] if oldest_only else dirs:
+            d.rename(history / job.name / d.name)
 
 
 def reference_tree(rev: str, where: Path) -> Path | None:
@@ -331,9 +336,9 @@ def outputs(out: Path) -> dict[str, bytes]:
 
 def sequence(code: Path | None, spec: Path, aged: Path, out: Path, history: Path, hidden: Path, logs: Path,
              label: str, workers: list[str], vacuum: bool) -> dict[str, dict]:
-    """cold, store aged, incremental, nothing new (twice) with one code tree, in one output dir."""
+    """cold, store aged, incremental (twice), nothing new (twice) with one code tree, in one output dir."""
     runs: dict[str, dict] = {}
-    hide(history, hidden)
+    hide(history, hidden, 2)
     try:
         print(f"[{label}] cold run ...", flush=True)
         runs["cold"] = pal_run(code, spec, out, workers, logs / f"{label}-cold.log")
@@ -345,8 +350,10 @@ def sequence(code: Path | None, spec: Path, aged: Path, out: Path, history: Path
         runs["age"] = {"wall": time.perf_counter() - t0, "parsed": int(done.stdout.strip().splitlines()[-1])}
         print(f"[{label}] store aged: {runs['age']['parsed']} older builds parsed into it in "
               f"{runs['age']['wall']:.0f} s", flush=True)
-    finally:
+        reveal(history, hidden, oldest_only=True)
+    except BaseException:
         reveal(history, hidden)
+        raise
     if vacuum:
         cmd, env = pal_cmd(code, "store", "vacuum", "--spec", str(spec))
         env["PAL_BENCH_OUT"] = str(out)
@@ -355,6 +362,11 @@ def sequence(code: Path | None, spec: Path, aged: Path, out: Path, history: Path
         runs["vacuum"] = {"wall": time.perf_counter() - t0, "compacted": json.loads(done.stdout).get("compacted")}
         print(f"[{label}] store vacuum: {runs['vacuum']['compacted']} builds compacted in "
               f"{runs['vacuum']['wall']:.1f} s", flush=True)
+    print(f"[{label}] incremental run after the cold one (one new build per job) ...", flush=True)
+    try:
+        runs["incremental, first"] = pal_run(code, spec, out, workers, logs / f"{label}-incremental1.log")
+    finally:
+        reveal(history, hidden)
     print(f"[{label}] incremental run (one new build per job) ...", flush=True)
     runs["incremental"] = pal_run(code, spec, out, workers, logs / f"{label}-incremental.log")
     print(f"[{label}] nothing new (settles new -> ongoing) ...", flush=True)

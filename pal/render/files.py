@@ -6,8 +6,8 @@ ext4 machines creating a file took 0.6-0.9 ms of CPU (the inode's allocation), w
 as a spare (``.site-spare`` beside ``site``, see ``render_site``), and each file it writes is
 first moved out of the spare into the new site, when the spare has it, then overwritten.
 
-The spare is never read: a moved file is truncated before it is written, so what the new site
-holds is what this run wrote. A spare file that is not a plain file with one link is removed
+The spare is never read: a moved file is written from its first byte and cut to the new
+length, so what the new site holds is what this run wrote. A spare file that is not a plain file with one link is removed
 instead of overwritten: a page kept from the previous site is a hard link (``_reuse``) that
 the live site shares, and it must not change under its readers.
 """
@@ -33,8 +33,18 @@ class SiteFiles:
         dst = self.root / rel
         if self.spare is not None:
             self._take(self.spare / rel, dst)
-        with open(dst, "w", encoding="utf-8") as f:
-            f.write(text)
+        data = text.encode("utf-8")
+        # written over the old bytes, then cut to length: truncating to zero first (O_TRUNC)
+        # frees the file's blocks and allocates them again, which cost as much as a new file
+        fd = os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o666)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            if os.fstat(fd).st_size > len(data):
+                os.ftruncate(fd, len(data))
+        finally:
+            os.close(fd)
 
     @staticmethod
     def _take(src: Path, dst: Path) -> None:
