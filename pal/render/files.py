@@ -30,10 +30,12 @@ class SiteFiles:
 
     def write_text(self, rel: str, text: str) -> None:
         """Write ``root/rel`` (UTF-8): the whole file, whatever the spare's file held."""
+        self.write_bytes(rel, text.encode("utf-8"))
+
+    def write_bytes(self, rel: str, data: bytes) -> None:
         dst = self.root / rel
         if self.spare is not None:
             self._take(self.spare / rel, dst)
-        data = text.encode("utf-8")
         # written over the old bytes, then cut to length: truncating to zero first (O_TRUNC)
         # frees the file's blocks and allocates them again, which cost as much as a new file
         fd = os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o666)

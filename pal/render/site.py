@@ -169,7 +169,7 @@ def _write(files: SiteFiles, previous: Path, results: list[SeriesResult], sample
     info = SiteInfo(spec.outputs.title, _data_until(results, builds, generated_at), _links(spec, report))
     pages = Pages(info, templates_dir)
     tmp = files.root
-    copy_static(tmp / "static", templates_dir)
+    copy_static(files, templates_dir)
 
     jobs = sorted({r.key.job for r in results} | set(_jobs_of(builds)))
     for job in jobs:
@@ -579,14 +579,14 @@ def _write_index(files: SiteFiles, pages: Pages, results: list[SeriesResult], sa
 # --------------------------------------------------------------------------- helpers
 
 
-def copy_static(dest: Path, templates_dir: Path) -> None:
+def copy_static(files: SiteFiles, templates_dir: Path) -> None:
     """CSS/JS of the site, and plotly.js once, from the installed plotly package (no CDN)."""
     import plotly
 
     for src in sorted((templates_dir / "static").iterdir()):
         if src.is_file():
-            shutil.copyfile(src, dest / src.name)
-    shutil.copyfile(Path(plotly.__file__).parent / "package_data" / "plotly.min.js", dest / "plotly.min.js")
+            files.write_bytes(f"static/{src.name}", src.read_bytes())
+    files.write_bytes("static/plotly.min.js", (Path(plotly.__file__).parent / "package_data" / "plotly.min.js").read_bytes())
 
 
 def _thresholds(spec: Spec) -> dict[str, float]:
