@@ -1,15 +1,17 @@
 """``SiteFiles``: the new site's files, written over the inodes of a spare site.
 
 A daily run writes every drill-down again (about 7,300 files at CSIT scale). On this project's
-ext4 machines creating a file took 0.6-0.9 ms of CPU (the inode's allocation), while writing
-30 KB over an existing file took 0.1 ms. So the render keeps the site before the previous one
-as a spare (``.site-spare`` beside ``site``, see ``render_site``), and each file it writes is
-first moved out of the spare into the new site, when the spare has it, then overwritten.
+machines (ext4 without a journal) creating a 30 KB file cost 0.07-0.13 ms of CPU on a quiet
+file system, and 0.6-0.9 ms after many files near it had been deleted within the last minute,
+as a run's previous site was; writing over an existing file cost 0.03-0.07 ms. So the render
+keeps the site before the previous one as a spare (``.site-spare`` beside ``site``, see
+``render_site``): each file it writes is first moved out of the spare into the new site, when
+the spare has it, then written over, and no site is deleted file by file.
 
 The spare is never read: a moved file is written from its first byte and cut to the new
-length, so what the new site holds is what this run wrote. A spare file that is not a plain file with one link is removed
-instead of overwritten: a page kept from the previous site is a hard link (``_reuse``) that
-the live site shares, and it must not change under its readers.
+length, so what the new site holds is what this run wrote. A spare file that is not a plain
+file with one link is removed instead of written over: a page kept from the previous site is a
+hard link (``_reuse``) that the live site shares, and it must not change under its readers.
 """
 
 from __future__ import annotations

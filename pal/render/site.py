@@ -14,9 +14,9 @@ Output is a function of the inputs only (sorted, no wall-clock time), so reruns 
 Speed (CSIT scale, 6,000 series all changed): drill-downs and group pages are drawn per group
 on a process pool while this process writes the alert outputs, the job files and the index;
 one file per series, written over a file of the site before the previous one (``.site-spare``,
-see ``SiteFiles``: creating a file costs several times more than rewriting one); what is left of
-that spare is deleted by a detached process after the swap, and the replaced site becomes the
-next run's spare.
+see ``SiteFiles``: creating a file cost up to ten times more than writing over one); what is
+left of that spare is deleted by a detached process after the swap, and the replaced site
+becomes the next run's spare.
 """
 
 from __future__ import annotations
@@ -48,9 +48,9 @@ from pal.atomic import swap_dirs
 from pal.model import AlertView, SeriesKey, SeriesResult
 from pal.render import dashboard, graphs, stats, svg
 from pal.render.buildinfo import BuildIndex
-from pal.render.files import SiteFiles
 from pal.render.downloads import job_csv
 from pal.render.escape import js_assign, js_assign_all
+from pal.render.files import SiteFiles
 from pal.render.naming import build_label, graph_key, graph_order, group_key, metric_label, safe_slug, short_name
 from pal.render.pages import (
     DEFAULT_TEMPLATES,
