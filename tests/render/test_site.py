@@ -4,6 +4,7 @@ import json
 import os
 import re
 import subprocess
+import time
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -313,6 +314,27 @@ def test_a_render_writes_over_the_spares_files_but_never_over_one_the_live_site_
     new_inodes = {rel for rel in all_files(root) if (root / rel).stat().st_ino != first_inodes.get(rel)}
     assert new_inodes == shared and "static/plotly.min.js" not in shared
     assert sorted(p.name for p in tmp_path.iterdir()) == [".site-spare", "fresh", "site"]
+
+
+def test_a_spare_older_than_half_an_hour_is_not_written_over_but_replaced(tmp_path):
+    """A run a day after the last one: the spare's files are likely out of memory, and
+    creating files costs less than reading their last blocks back. The site is the same."""
+    index, _, _ = render(tmp_path)
+    render(tmp_path)
+    spare = tmp_path / ".site-spare"
+    old_inodes = {p.stat().st_ino for p in spare.rglob("*") if p.is_file()}
+    assert site_mod._fresh_spare(tmp_path) == spare
+    past = spare.stat().st_mtime - site_mod.SPARE_FRESH_S - 1
+    os.utime(spare, (past, past))
+    assert site_mod._fresh_spare(tmp_path) is None
+    assert site_mod._fresh_spare(tmp_path, now=past + 60) == spare
+    render(tmp_path)
+    site_mod.wait_for_cleanup(tmp_path)
+    assert not old_inodes & {p.stat().st_ino for p in index.parent.rglob("*") if p.is_file()}
+    fresh, _, _ = render(tmp_path / "fresh")
+    assert all_files(index.parent) == all_files(fresh.parent)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".site-spare", "fresh", "site"]
+    assert time.time() - spare.stat().st_mtime < 60  # the site just replaced: a fresh spare
 
 
 def test_bad_series_is_reported_and_the_rest_rendered(tmp_path):
