@@ -147,7 +147,7 @@ def _keep_spare(out_dir: Path, old: Path) -> None:
     Each step is a rename, and a kill between them leaves either no spare (the next run creates
     its files) or the spare inside an ``.site-old-*`` (deleted by the next run)."""
     spare = out_dir / SPARE
-    if spare.is_dir():
+    if os.path.lexists(spare):  # whatever it is (a file put there too): deleted with ``old``
         os.rename(spare, old / "spare")
     if (old / "site").is_dir():
         os.rename(old / "site", spare)

@@ -552,3 +552,12 @@ def test_a_drill_down_holds_its_data_with_bands_and_its_group_file_the_same_with
     assert page["rolling"] == {"window": 14, "min_history": 5, "sigma": 3.0} and "bands" not in page
     line = next(l for l in group.split(";\n") if f'PAL.series["{mdl.key.slug()}"]=' in l)
     assert json.loads(line.split("]=", 1)[1]) == {k: v for k, v in page.items() if k != "rolling"}
+
+
+def test_a_file_where_the_spare_goes_is_replaced_by_the_spare(tmp_path):
+    index, _, _ = render(tmp_path)
+    (tmp_path / ".site-spare").write_text("not a site", "utf-8")
+    render(tmp_path)
+    site_mod.wait_for_cleanup(tmp_path)
+    assert (tmp_path / ".site-spare" / "index.html").is_file()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".site-spare", "site"]
