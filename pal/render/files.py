@@ -2,8 +2,8 @@
 
 A daily run writes every drill-down again (about 7,300 files at CSIT scale). On this project's
 machines (ext4 without a journal) creating a 30 KB file cost 0.07-0.13 ms of CPU on a quiet
-file system, and 0.6-0.9 ms after many files near it had been deleted within the last minute,
-as a run's previous site was; writing over an existing file in memory cost 0.03-0.07 ms. So
+file system, and 0.6-0.9 ms in a slow state seen after large deletions (a run's previous
+site was deleted as it ended); writing over an existing file in memory cost 0.03-0.07 ms. So
 the render keeps the site before the previous one as a spare (``.site-spare`` beside ``site``,
 see ``render_site``): each file it writes is first moved out of the spare into the new site,
 when the spare has it, then written over, and no site is deleted file by file. (A spare whose
