@@ -29,6 +29,7 @@ import logging
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import threading
 import time
@@ -166,10 +167,11 @@ def _fresh_spare(out_dir: Path, now: float | None = None) -> Path | None:
     """
     spare = out_dir / SPARE
     try:
-        age = (time.time() if now is None else now) - spare.stat().st_mtime
+        st = os.lstat(spare)  # a symlink is no spare: its files would be moved out of elsewhere
     except OSError:
         return None
-    return spare if spare.is_dir() and age < SPARE_FRESH_S else None
+    age = (time.time() if now is None else now) - st.st_mtime
+    return spare if stat.S_ISDIR(st.st_mode) and age < SPARE_FRESH_S else None
 
 
 def _write(files: SiteFiles, previous: Path, results: list[SeriesResult], samples: pd.DataFrame, builds: pd.DataFrame,

@@ -561,3 +561,17 @@ def test_a_file_where_the_spare_goes_is_replaced_by_the_spare(tmp_path):
     site_mod.wait_for_cleanup(tmp_path)
     assert (tmp_path / ".site-spare" / "index.html").is_file()
     assert sorted(p.name for p in tmp_path.iterdir()) == [".site-spare", "site"]
+
+
+def test_a_symlink_where_the_spare_goes_is_not_written_over(tmp_path):
+    """Only a directory of the output dir is a spare: files are never moved out of elsewhere."""
+    index, _, _ = render(tmp_path / "out")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "index.html").write_text("someone else's", "utf-8")
+    (tmp_path / "out" / ".site-spare").symlink_to(elsewhere)
+    assert site_mod._fresh_spare(tmp_path / "out") is None
+    render(tmp_path / "out")
+    site_mod.wait_for_cleanup(tmp_path / "out")  # the link is removed with the old site, not its target
+    assert (elsewhere / "index.html").read_text("utf-8") == "someone else's"
+    assert (tmp_path / "out" / ".site-spare" / "index.html").is_file()
