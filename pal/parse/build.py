@@ -16,7 +16,7 @@ import functools
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,13 +25,14 @@ import pandas as pd
 import pyarrow as pa
 
 from pal.errors import ParseError
-from pal.model import METRICS, BuildMeta, topo_arch_of
+from pal.model import BuildMeta, topo_arch_of
 from pal.parse.archive import DEFAULT_MAX_BYTES, read_chunks
 from pal.parse.identity import (
-    METRICS_OF_TYPE, TYPE_OF_KIND, TestAttrs, TestId, apply_rename_ignore, attrs_of, normalise_id, unit_of,
+    METRICS_OF_TYPE, TYPE_OF_KIND, TestAttrs, TestId, apply_rename_ignore, attrs_of, normalise_id,
 )
 from pal.parse.messages import MessageParser, parse_message
 from pal.parse.prefilter import FilterUnsafe, strip_test_bodies
+from pal.parse.rows import Rows
 from pal.parse.walker import RawTest, Walk
 from pal.report import Problem
 
@@ -119,8 +120,9 @@ def parse_build(path: str | Path, job: str, build: int, *, testbeds: Mapping[str
         dut=dut, dut_version=version, testbed=testbed, passed=ctx.passed, failed=ctx.failed,
         duration_s=top.elapsed_s if top else None, source_file=file,
     )
-    _report_duplicates(rows, ctx)
-    return ParseResult(samples_table(rows, meta), meta, ctx.problems)
+    cols = rows.cols
+    _report_duplicates(cols, ctx)
+    return ParseResult(samples_table(cols, meta), meta, ctx.problems)
 
 
 def samples_table(rows: list[dict[str, Any]] | dict[str, list[Any]], meta: BuildMeta) -> pa.Table:
@@ -151,10 +153,10 @@ def samples_table(rows: list[dict[str, Any]] | dict[str, list[Any]], meta: Build
     return pa.Table.from_arrays(arrays, schema=SAMPLES_SCHEMA)
 
 
-def _report_duplicates(rows: list[dict[str, Any]], ctx: _Context) -> None:
+def _report_duplicates(cols: dict[str, list[Any]], ctx: _Context) -> None:
     """A test id with two results of one metric in one build: the analysis keeps the last one
     (pal.analysis.series), so say so instead of dropping the others silently."""
-    counts = Counter((r["test_id"], r["metric"]) for r in rows)
+    counts = Counter(zip(cols["test_id"], cols["metric"]))
     for (test_id, metric), n in sorted((k, v) for k, v in counts.items() if v > 1):
         ctx.problems.append(Problem(
             "parse", f"{ctx.job}/{ctx.build}",
@@ -167,37 +169,41 @@ def _report_duplicates(rows: list[dict[str, Any]], ctx: _Context) -> None:
 
 def _walk(path: str | Path, job: str, build: int, rename: Mapping[str, str] | None,
           patterns: list[re.Pattern[str]], parsers: list[MessageParser] | None, max_bytes: int,
-          fast: bool) -> tuple[_Context, Walk, list[dict[str, Any]]]:
+          fast: bool) -> tuple[_Context, Walk, Rows]:
     """One pass over the file; ``fast`` drops test bodies at the byte level first (pal.parse.prefilter)."""
     file = str(path)
     ctx = _Context(job, int(build), file, dict(rename or {}), patterns, parsers)
     walk = Walk(file, build)
     chunks = read_chunks(path, build, max_bytes=max_bytes)
-    rows: list[dict[str, Any]] = []
+    rows = Rows()
     for test in walk.tests(strip_test_bodies(chunks) if fast else chunks):
-        rows.extend(_rows_of(test, ctx))
+        _rows_of(test, ctx, rows)
     return ctx, walk, rows
 
 
 @functools.lru_cache(maxsize=1 << 14)
-def _identity(long_name: str, name: str, suite_name: str, tags: tuple[str, ...]) -> tuple[TestId, TestAttrs, tuple[str, ...]]:
-    """A test's id, attributes and upper-cased tags: pure functions of its names and tags,
-    memoised because a parse worker meets the same ~1,500 tests build after build (a fifth of
-    the per-test parse time)."""
-    return normalise_id(long_name, tags), attrs_of(name, suite_name, tags), tuple(t.upper() for t in tags)
+def _identity(long_name: str, name: str, suite: str, suite_name: str,
+              tags: tuple[str, ...]) -> tuple[TestId, TestAttrs, tuple]:
+    """A test's id, attributes and its rows' columns but the id and status (``TEST_COLUMNS[1:-1]``):
+    pure functions of its names and tags, memoised because a parse worker meets the same ~1,500
+    tests build after build (a fifth of the per-test parse time)."""
+    attrs = attrs_of(name, suite_name, tags)
+    columns = (name, suite.lower(), attrs.nic, attrs.frame_size, attrs.cores, attrs.threads_cores, attrs.driver,
+               attrs.topology, tuple(t.upper() for t in tags))
+    return normalise_id(long_name, tags), attrs, columns
 
 
-def _rows_of(test: RawTest, ctx: _Context) -> Iterable[dict[str, Any]]:
-    tid, attrs, upper_tags = _identity(test.long_name, test.name, test.suite_name, tuple(test.tags))
+def _rows_of(test: RawTest, ctx: _Context, out: Rows) -> None:
+    tid, attrs, columns = _identity(test.long_name, test.name, test.suite, test.suite_name, test.tags)
     test_id = apply_rename_ignore(tid.value, ctx.rename, ctx.ignore)
     if test_id is None:
-        return []
+        return
     status, message = test.status, test.message
     if status is None:
         ctx.warn(test, "test has no <status>: treated as FAIL")
         status, message = "FAIL", "no status in output.xml"
     elif status not in ("PASS", "FAIL"):
-        return []  # SKIP / NOT RUN: the test did not run
+        return  # SKIP / NOT RUN: the test did not run
     if tid.problem:
         ctx.warn(test, tid.problem + ": treated as FAIL")
         status, message = "FAIL", f"{tid.problem}; {test.status}: {test.message}".strip()
@@ -206,46 +212,28 @@ def _rows_of(test: RawTest, ctx: _Context) -> Iterable[dict[str, Any]]:
     else:
         ctx.failed += 1
 
-    base = {
-        "test_id": test_id, "test_name": test.name, "suite": test.suite.lower(),
-        "nic": attrs.nic, "frame_size": attrs.frame_size, "cores": attrs.cores,
-        "threads_cores": attrs.threads_cores, "driver": attrs.driver, "topology": attrs.topology,
-        "tags": upper_tags, "status": status,
-    }
+    base = (test_id, *columns, status)
     if status == "FAIL":
-        if attrs.test_type is None:
-            return []
-        return [sample_row(base, attrs.test_type, m, math.nan, message=message)
-                for m in METRICS_OF_TYPE[attrs.test_type]]
+        if attrs.test_type is not None:
+            for m in METRICS_OF_TYPE[attrs.test_type]:
+                out.add(base, attrs.test_type, m, math.nan, message=message)
+        return
 
     measured, _ = parse_message(message, ctx.parsers)
     if measured is None:
         if attrs.test_type is None:
-            return []  # not a performance test
+            return  # not a performance test
         ctx.warn(test, f"unparsable {attrs.test_type} message: {message.strip()[:120]!r}")
-        return [sample_row(base, attrs.test_type, m, math.nan, message=message)
-                for m in METRICS_OF_TYPE[attrs.test_type]]
+        for m in METRICS_OF_TYPE[attrs.test_type]:
+            out.add(base, attrs.test_type, m, math.nan, message=message)
+        return
     if measured.problem:
         ctx.warn(test, measured.problem)
     test_type = attrs.test_type
     if test_type is None or not set(measured.values) <= set(METRICS_OF_TYPE[test_type]):
         test_type = TYPE_OF_KIND[measured.kind]
     # A NaN from a known invalid marker (latency -1) needs no message; a doubtful number says why.
-    return [
-        sample_row(base, test_type, metric, value,
-                   stdev=measured.stdev if measured.trials is not None else math.nan,
-                   trials=measured.trials, message=(measured.problem or "") if math.isnan(value) else "",
-                   unit=measured.units.get(metric))
-        for metric, value in measured.values.items()
-    ]
-
-
-def sample_row(base: dict[str, Any], test_type: str, metric: str, value: float, *, stdev: float = math.nan,
-               trials: list[float] | None = None, message: str = "", unit: str | None = None) -> dict[str, Any]:
-    """One row of the samples table: the test's columns in ``base`` plus this metric's; the unit is the
-    message's, else the metric's for the test's transaction type (``identity.unit_of``)."""
-    row = dict(base)
-    unit = unit or unit_of(metric, METRICS[metric][0], base["tags"])
-    row.update(test_type=test_type, metric=metric, unit=unit, value=value, stdev=stdev,
-               trials=list(trials) if trials is not None else None, message=message)
-    return row
+    stdev = measured.stdev if measured.trials is not None else math.nan
+    for metric, value in measured.values.items():
+        out.add(base, test_type, metric, value, stdev=stdev, trials=measured.trials,
+                message=(measured.problem or "") if math.isnan(value) else "", unit=measured.units.get(metric))

@@ -58,9 +58,10 @@ from pal.model import METRICS, BuildMeta
 from pal.parse.archive import DEFAULT_MAX_BYTES
 from pal.parse.build import ParseResult, samples_table
 from pal.parse.identity import (
-    METRICS_OF_TYPE, TYPE_OF_KIND, TestAttrs, TestId, apply_rename_ignore, attrs_of, normalise_id, unit_of,
+    METRICS_OF_TYPE, TYPE_OF_KIND, TestAttrs, TestId, apply_rename_ignore, attrs_of, normalise_id,
 )
 from pal.parse.messages import INVALID_LATENCY, Measured, trials_measured
+from pal.parse.rows import Rows
 from pal.parse.uti_archive import DEFAULT_MAX_MEMBER, Member, Refused, iter_members, member_base
 from pal.report import Problem
 
@@ -271,7 +272,7 @@ def parse_uti_build(path: str | Path, job: str, build: int, *, testbeds: Mapping
     b = _Build(job, int(build), file, dict(rename or {}), patterns)
     test_schema = validator("uti_test_case.schema.json", engine)
     suite_schema = validator("uti_suite.schema.json", engine)
-    rows = _Columns()
+    rows = Rows()
     for item in iter_members(path, build, max_bytes=max_bytes, max_member=max_member):
         if isinstance(item, Refused):
             b.warn(item.name, f"refused: {item.reason}")
@@ -351,33 +352,6 @@ def testbed_of(hosts: Sequence[str] | None, testbeds: Mapping[str, str] | None) 
     return ",".join(sorted(hosts))
 
 
-_TEST_COLUMNS = ("test_id", "test_name", "suite", "nic", "frame_size", "cores", "threads_cores", "driver",
-                 "topology", "tags", "status")
-_ROW_COLUMNS = ("test_type", "metric", "unit", "value", "stdev", "trials", "message")
-
-
-class _Columns:
-    """The build's rows as tuples, turned into columns at the end (a dict per row costs more than
-    reading the file)."""
-
-    def __init__(self) -> None:
-        self.rows: list[tuple] = []
-
-    def add(self, base: tuple, test_type: str, metric: str, value: float, *, stdev: float = math.nan,
-            trials: list[float] | None = None, message: str = "", unit: str | None = None) -> None:
-        if unit is None:
-            unit = unit_of(metric, METRICS[metric][0], base[9])
-        self.rows.append(base + (test_type, metric, unit, value, stdev,
-                                 list(trials) if trials is not None else None, message))
-
-    @property
-    def cols(self) -> dict[str, list[Any]]:
-        names = _TEST_COLUMNS + _ROW_COLUMNS
-        if not self.rows:
-            return {c: [] for c in names}
-        return dict(zip(names, map(list, zip(*self.rows))))
-
-
 @lru_cache(maxsize=1 << 16)
 def _identity(uti_id: str, tags: tuple[str, ...]) -> tuple[str, str, TestId, TestAttrs, tuple[str, ...]]:
     """Suite, name, id and attributes of a test; cached: a job's builds run the same tests again and again."""
@@ -388,7 +362,7 @@ def _identity(uti_id: str, tags: tuple[str, ...]) -> tuple[str, str, TestId, Tes
             tuple(map(str.upper, tags)))
 
 
-def _rows_of(member: str, doc: Mapping[str, Any], b: _Build, out: _Columns) -> None:
+def _rows_of(member: str, doc: Mapping[str, Any], b: _Build, out: Rows) -> None:
     suite, name, tid, attrs, upper_tags = _identity(doc["test_id"], tuple(doc["tags"]))
     test_id = apply_rename_ignore(tid.value, b.rename, b.ignore)
     if test_id is None:

@@ -39,7 +39,6 @@ class RawTest:
     tags: tuple[str, ...]
     status: str | None  # PASS | FAIL | SKIP | NOT RUN | None when the test has no <status>
     message: str
-    times: StatusTimes
 
 
 class Walk:
@@ -164,7 +163,6 @@ class Walk:
             tags=tags,
             status=status.get("status") if status is not None else None,
             message=(status.text or "") if status is not None else "",
-            times=status_times(status),
         )
 
     def _end_suite(self, el: etree._Element, parent: etree._Element) -> None:
