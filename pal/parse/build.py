@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import math
 import re
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +31,7 @@ from pal.parse.identity import (
     METRICS_OF_TYPE, TYPE_OF_KIND, TestAttrs, TestId, apply_rename_ignore, attrs_of, normalise_id,
 )
 from pal.parse.messages import MessageParser, parse_message
-from pal.parse.prefilter import FilterUnsafe, strip_test_bodies
+from pal.parse.prefilter import FilterUnsafe, TailUnread, strip_test_bodies
 from pal.parse.rows import Rows
 from pal.parse.walker import RawTest, Walk
 from pal.report import Problem
@@ -101,15 +101,23 @@ def parse_build(path: str | Path, job: str, build: int, *, testbeds: Mapping[str
         patterns = [re.compile(p) for p in ignore]
     except re.error as exc:
         raise ParseError(file, f"invalid ignore pattern: {exc}", build) from None
-    try:
-        ctx, walk, rows = _walk(path, job, build, rename, patterns, parsers, max_bytes, fast=fast)
-    except FilterUnsafe:
-        ctx, walk, rows = _walk(path, job, build, rename, patterns, parsers, max_bytes, fast=False)
-    except ParseError as exc:
-        if exc.line is None:
-            raise
-        # an XML error seen through the filter: read it again unfiltered for the true line number
-        ctx, walk, rows = _walk(path, job, build, rename, patterns, parsers, max_bytes, fast=False)
+    # The fastest reading first, the next one when it gives up: the filter with the tests' tails
+    # read from their bytes, the filter alone, the whole file through the XML parser.
+    for mode in (TAILS, FILTER, FULL) if fast else (FULL,):
+        try:
+            ctx, walk, rows = _walk(path, job, build, rename, patterns, parsers, max_bytes, mode)
+            break
+        except TailUnread:
+            continue
+        except FilterUnsafe:
+            if mode == FULL:
+                raise
+        except ParseError as exc:
+            if exc.line is None or mode == FULL:
+                raise
+            # an XML error seen through the filter: read it again unfiltered for the true line number
+            ctx, walk, rows = _walk(path, job, build, rename, patterns, parsers, max_bytes, FULL)
+            break
 
     top = walk.top
     version = walk.facts.versions.get(dut.lower())
@@ -167,16 +175,24 @@ def _report_duplicates(cols: dict[str, list[Any]], ctx: _Context) -> None:
         ))
 
 
+#: how ``_walk`` reads a file: the filter with the tests' tails read from their bytes, the
+#: filter alone (the XML parser reads the tails), the XML parser alone
+TAILS, FILTER, FULL = "tails", "filter", "full"
+
+
 def _walk(path: str | Path, job: str, build: int, rename: Mapping[str, str] | None,
           patterns: list[re.Pattern[str]], parsers: list[MessageParser] | None, max_bytes: int,
-          fast: bool) -> tuple[_Context, Walk, Rows]:
-    """One pass over the file; ``fast`` drops test bodies at the byte level first (pal.parse.prefilter)."""
+          mode: str) -> tuple[_Context, Walk, Rows]:
+    """One pass over the file, read as ``mode`` says (``TAILS``, ``FILTER``, ``FULL``): the byte
+    filter drops test bodies (pal.parse.prefilter), and with ``TAILS`` takes out the tests' tails,
+    which ``pal.parse.tails`` reads."""
     file = str(path)
     ctx = _Context(job, int(build), file, dict(rename or {}), patterns, parsers)
-    walk = Walk(file, build)
+    tails: deque[bytes] | None = deque() if mode == TAILS else None
+    walk = Walk(file, build, tails)
     chunks = read_chunks(path, build, max_bytes=max_bytes)
     rows = Rows()
-    for test in walk.tests(strip_test_bodies(chunks) if fast else chunks):
+    for test in walk.tests(chunks if mode == FULL else strip_test_bodies(chunks, tails)):
         _rows_of(test, ctx, rows)
     return ctx, walk, rows
 

@@ -17,6 +17,7 @@ values, no comments, no CDATA. A chunk with ``<!--`` or ``<![CDATA[`` raises
 from __future__ import annotations
 
 import re
+from collections import deque
 from collections.abc import Iterable, Iterator
 
 _TEST_START = re.compile(rb"<test(?=[\s>/])")
@@ -41,12 +42,21 @@ _TAIL_WINDOW = 8192  # bytes at the end of a span searched by that regex
 _BODY = frozenset((b"kw", b"for", b"iter", b"if", b"branch", b"try", b"while", b"group", b"return",
                    b"continue", b"break", b"error", b"variable", b"var", b"msg"))
 _UNSAFE = re.compile(rb"<!(?:--|\[CDATA\[)")
+_DECL_ENCODING = re.compile(rb"""<\?xml[^>]*?\sencoding\s*=\s*["']([A-Za-z0-9._:-]{1,40})["']""")
+#: the longest test tail ``strip_test_bodies`` hands to ``pal.parse.tails`` (CSIT's are 1-10 KB); a
+#: longer one goes to the XML parser, whose limits (10 MB a text node) then apply as they always did
+MAX_TAIL = 1 << 20
 _FEED = 1 << 20  # bytes handed to the parser at a time when the end of a file is held
 _LONGEST_CLOSING = 256  # bytes of a closing tag a streaming cut waits for across chunks
 
 
 class FilterUnsafe(Exception):
     """The file has XML constructs the byte-level filter cannot skip safely."""
+
+
+class TailUnread(FilterUnsafe):
+    """A test's tail holds something ``pal.parse.tails`` leaves to the XML parser (or the file is
+    not UTF-8): parse it again with the tails in the stream."""
 
 
 def _no_nested_test(buf: bytes, lo: int, hi: int) -> None:
@@ -98,8 +108,23 @@ def body_end(buf: bytes, start: int, end: int, strict: bool = True) -> int:
             return m.end()
 
 
-def strip_test_bodies(chunks: Iterable[bytes]) -> Iterator[bytes]:
+def _utf8_prolog(first: bytes) -> bool:
+    """The document is UTF-8: no byte order mark but UTF-8's, and no other encoding declared."""
+    if first.startswith(b"\xef\xbb\xbf"):
+        first = first[3:]
+    if not first.startswith(b"<?xml"):
+        return first[:1] == b"<" or first[:1].isspace()  # no declaration: UTF-8 (or UTF-16's 0 bytes: refused)
+    m = _DECL_ENCODING.match(first)
+    return m is None or m.group(1).lower() in (b"utf-8", b"utf8")
+
+
+def strip_test_bodies(chunks: Iterable[bytes], tails: deque[bytes] | None = None) -> Iterator[bytes]:
     """Yield the stream with every test's body elements removed (see the module docstring).
+
+    ``tails``: each test's tail is appended to it, in document order, and left out of the stream
+    (a test is yielded as its start and end tags), for ``pal.parse.tails.read_tail`` to read;
+    a self-closed ``<test/>`` gets an empty tail. Only for UTF-8 documents (``FilterUnsafe``
+    otherwise), whose bytes that reader decodes.
 
     Each chunk costs time in its own size, also inside a test that spans many chunks with no
     closing tag to cut at (a body of blanks or ``<kw/>``): the buffer grows in place and a
@@ -109,7 +134,11 @@ def strip_test_bodies(chunks: Iterable[bytes]) -> Iterator[bytes]:
     inside = False  # True: buf[pos:] starts just after a <test ...> start tag
     scanned = 0  # inside: how far buf has been searched for </test>
     floor = 0  # inside: buf[:floor] was searched for a body closing tag to cut at, none was left
+    first = True
     for chunk in chunks:
+        if first and tails is not None and not _utf8_prolog(chunk):
+            raise TailUnread("not declared as UTF-8: the tails are left to the XML parser")
+        first = False
         if b"!" in chunk or b"!" in buf[-8:]:  # memchr-fast; '!' is rare in output.xml
             m = _UNSAFE.search(bytes(buf[-8:]) + chunk)
             if m:
@@ -136,7 +165,13 @@ def strip_test_bodies(chunks: Iterable[bytes]) -> Iterator[bytes]:
                     break
                 cut = body_end(buf, pos, end)
                 _no_nested_test(buf, pos, cut)
-                out.append(buf[cut:end + len(_TEST_END)])
+                if tails is None:
+                    out.append(buf[cut:end + len(_TEST_END)])
+                elif end - cut > MAX_TAIL:
+                    raise TailUnread(f"a test's tail of {end - cut} bytes: left to the XML parser and its limits")
+                else:
+                    tails.append(bytes(buf[cut:end]))
+                    out.append(_TEST_END)
                 pos = end + len(_TEST_END)
                 inside, scanned, floor = False, 0, 0
             else:
@@ -154,6 +189,8 @@ def strip_test_bodies(chunks: Iterable[bytes]) -> Iterator[bytes]:
                     break
                 out.append(buf[pos:t.end()])
                 inside = buf[t.end() - 2:t.end()] != b"/>"
+                if not inside and tails is not None:
+                    tails.append(b"")
                 pos = t.end()
         del buf[:pos]
         scanned = max(0, scanned - pos)

@@ -14,6 +14,7 @@ check in ``pal.parse.archive`` has refused any DOCTYPE before the first byte get
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
@@ -22,6 +23,8 @@ from lxml import etree
 from pal.errors import ParseError
 from pal.parse.dialect import StatusTimes, is_setup, last_status, status_times, tags_and_status
 from pal.parse.facts import SetupFacts
+from pal.parse.prefilter import TailUnread
+from pal.parse.tails import read_tail
 
 
 #: a test's own elements (``tags_and_status`` reads the first two), kept when its keywords are trimmed
@@ -44,9 +47,12 @@ class RawTest:
 class Walk:
     """One pass over one file; ``tests()`` yields RawTest, the other attributes fill as it goes."""
 
-    def __init__(self, file: str, build: int | str | None = None):
+    def __init__(self, file: str, build: int | str | None = None, tails: deque[bytes] | None = None):
+        """``tails``: the tests' tails the byte filter took out of the stream (``strip_test_bodies``),
+        read with ``pal.parse.tails.read_tail`` instead of from the tree."""
         self.file = file
         self.build = build
+        self.tails = tails
         self.facts = SetupFacts()
         self.top: StatusTimes | None = None  # the top suite's times, once it has ended
         self.top_status: str | None = None
@@ -152,7 +158,14 @@ class Walk:
             suite.remove(child)
 
     def _read_test(self, el: etree._Element) -> RawTest:
-        tags, status = tags_and_status(el)
+        if self.tails is not None:
+            if not self.tails or len(el):  # (a test the filter did not see, or one it left whole)
+                raise TailUnread("a test without its tail")
+            tags, status, message = read_tail(self.tails.popleft())
+        else:
+            tags, element = tags_and_status(el)
+            status = element.get("status") if element is not None else None
+            message = (element.text or "") if element is not None else ""
         name = el.get("name", "")
         suite = ".".join(self._suites)
         return RawTest(
@@ -161,8 +174,8 @@ class Walk:
             suite=suite,
             suite_name=self._suites[-1] if self._suites else "",
             tags=tags,
-            status=status.get("status") if status is not None else None,
-            message=(status.text or "") if status is not None else "",
+            status=status,
+            message=message,
         )
 
     def _end_suite(self, el: etree._Element, parent: etree._Element) -> None:

@@ -1,0 +1,165 @@
+"""A test's tail (its tags and ``<status>``) read from its bytes, without the XML parser.
+
+What the byte filter (``pal.parse.prefilter``) keeps of a test is its start tag and its tail:
+``<doc>``, the ``<tag>``s (or RF 3's ``<tags>``), ``<timeout>`` and ``<status>``. Building those
+20-odd elements as a tree and visiting them cost a third of a CSIT build's parse; a few
+regular-expression matches over the tail's bytes give the same tags, status and message.
+
+The reading is strict and gives up (``TailUnread``) wherever the XML parser might read the
+bytes differently or refuse them: any element, attribute form, entity or character outside
+what Robot Framework writes and plain XML 1.0 defines. The caller then parses the file again
+with the tails left to the XML parser, which also reports a damaged file with its line.
+What it does read it reads as the parser does: UTF-8, line ends normalised, the five
+predefined entities and character references resolved, blanks in attribute values made spaces.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+from pal.parse.prefilter import TailUnread
+
+
+_WS = rb"[ \t\r\n]*"
+_ATTR = rb"""[ \t\r\n]+([A-Za-z_:][-\w.:]*)[ \t\r\n]*=[ \t\r\n]*(?:"([^"<]*)"|'([^'<]*)')"""
+_ATTR_RX = re.compile(_ATTR)
+_ATTRS = rb"""((?:[ \t\r\n]+[A-Za-z_:][-\w.:]*[ \t\r\n]*=[ \t\r\n]*(?:"[^"<]*"|'[^'<]*'))*)"""  # (one group)
+# an element of a test's tail: its name, raw attributes, and "/>" or ">"
+_OPEN = re.compile(rb"[ \t\r\n]*<(tag|tags|doc|status|timeout)" + _ATTRS + rb"[ \t\r\n]*(/?>)")
+_TEXT_AND_CLOSE = {name: re.compile(rb"([^<]*)</" + name + rb"[ \t\r\n]*>")
+                   for name in (b"tag", b"doc", b"status", b"timeout")}
+# consecutive plain <tag>s (RF 4+ writes a test's tags so): read together, memoised as a block
+_TAG_RUN = re.compile(rb"(?:[ \t\r\n]*<tag>[^<]*</tag>)+")
+_TAG_TEXT = re.compile(rb"<tag>([^<]*)</tag>")
+# a tail as Robot Framework 4+ writes it: an optional <doc>, the tags, the status
+_USUAL = re.compile(rb"(?:[ \t\r\n]*<doc>([^<]*)</doc>)?((?:[ \t\r\n]*<tag>[^<]*</tag>)*)[ \t\r\n]*"
+                    rb"<status" + _ATTRS + rb"[ \t\r\n]*(?:/>|>([^<]*)</status>)[ \t\r\n]*")
+# the inside of RF 3's <tags>: plain or empty <tag>s only
+_WRAPPED = re.compile(rb"((?:[ \t\r\n]*<tag[ \t\r\n]*(?:/>|>[^<]*</tag[ \t\r\n]*>))*)[ \t\r\n]*</tags[ \t\r\n]*>")
+_WRAPPED_TAG = re.compile(rb"<tag[ \t\r\n]*(?:/>|>([^<]*)</tag)")
+_BLANK = re.compile(_WS)
+# bytes XML 1.0 does not allow as characters (C0 controls but tab/LF/CR; U+FFFE, U+FFFF)
+_NOT_CHARS = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f]|\xef\xbf[\xbe\xbf]")
+# printable ASCII but '&', and spaces: such bytes are their own text, in content and attribute values
+_PLAIN = re.compile(rb"[ -%'-~]*+")
+_PLAIN_TEXT = re.compile(rb"[\t\n -%'-~]*+")  # the same in content, where tabs and LFs are read as they are
+_REF = re.compile(r"&(?:(amp|lt|gt|quot|apos)|#([0-9]{1,7})|#x([0-9a-fA-F]{1,6}));")
+_ENTITIES = {"amp": "&", "lt": "<", "gt": ">", "quot": '"', "apos": "'"}
+
+
+def _char(code: int) -> str:
+    if code in (0x9, 0xA, 0xD) or 0x20 <= code <= 0xD7FF or 0xE000 <= code <= 0xFFFD or 0x10000 <= code <= 0x10FFFF:
+        return chr(code)
+    raise TailUnread(f"character reference to U+{code:04X}, not an XML character")
+
+
+def _ref(m: re.Match[str]) -> str:
+    if m.group(1):
+        return _ENTITIES[m.group(1)]
+    return _char(int(m.group(2)) if m.group(2) else int(m.group(3), 16))
+
+
+def _text(raw: bytes, attribute: bool = False) -> str:
+    """Character data (or an attribute value) as the XML parser gives it."""
+    if (_PLAIN.fullmatch(raw) if attribute else _PLAIN_TEXT.fullmatch(raw) and b"]]>" not in raw):
+        return raw.decode("ascii")
+    if (not attribute and b"]]>" in raw) or _NOT_CHARS.search(raw):
+        raise TailUnread("characters XML does not allow in a test's tail")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise TailUnread("a test's tail is not UTF-8") from None
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if attribute and ("\n" in text or "\t" in text):
+        text = text.replace("\n", " ").replace("\t", " ")
+    if "&" in text:
+        if text.count("&") != len(_REF.findall(text)):
+            raise TailUnread("an entity reference XML does not predefine")
+        text = _REF.sub(_ref, text)
+    return text
+
+
+def _attributes(raw: bytes) -> dict[bytes, str]:
+    """An element's attributes, every value checked and read as the parser would."""
+    plain = _PLAIN.fullmatch(raw) is not None  # (blanks between attributes are spaces then)
+    found: dict[bytes, str] = {}
+    for name, double, single in _ATTR_RX.findall(raw):
+        if name in found:
+            raise TailUnread("an attribute written twice")
+        value = double or single
+        found[name] = value.decode("ascii") if plain else _text(value, attribute=True)
+    return found
+
+
+def _tags(texts: list[bytes]) -> tuple[str, ...]:
+    return tuple(filter(None, (_text(t).strip() for t in texts)))
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _tag_run(block: bytes) -> tuple[str, ...]:
+    """The tags of a run of ``<tag>`` elements, stripped, blank ones left out. Memoised: a test has
+    the same tags every build, and the tuple returned is the one the test's identity is cached by
+    (``build._identity``), so the cache adds little but the block's bytes."""
+    return _tags(_TAG_TEXT.findall(block))
+
+
+def read_tail(tail: bytes) -> tuple[tuple[str, ...], str | None, str]:
+    """The test's tags (stripped, blank ones left out; RF 3's wrapped ones after the others, as
+    ``dialect.tags_and_status`` reads them), its last ``<status>``'s ``status`` attribute (None:
+    no ``<status>``, or none on it) and that element's text.
+
+    Raises:
+        TailUnread: the tail holds something else, or XML this reader does not vouch for.
+    """
+    m = _USUAL.fullmatch(tail)
+    if m:
+        if m.group(1) is not None:
+            _text(m.group(1))  # (checked as the parser would, not read)
+        values = _attributes(m.group(3)) if m.group(3) else {}
+        message = _text(m.group(4)) if m.group(4) else ""
+        return (_tag_run(m.group(2)) if m.group(2) else ()), values.get(b"status"), message
+    runs: list[tuple[str, ...]] = []  # the test's own tags, a tuple per run of elements
+    wrapped: list[bytes] = []
+    status: str | None = None
+    message = ""
+    pos, end = 0, len(tail)
+    while True:
+        run = _TAG_RUN.match(tail, pos)
+        if run:
+            runs.append(_tag_run(run.group()))
+            pos = run.end()
+            continue
+        m = _OPEN.match(tail, pos)
+        if m is None:
+            if _BLANK.match(tail, pos).end() == end:  # type: ignore[union-attr]
+                break
+            raise TailUnread("a test's tail holds other than tags, doc, timeout and status")
+        name, attrs, closed = m.group(1), m.group(2), m.group(3) == b"/>"
+        pos = m.end()
+        values = _attributes(attrs) if attrs else {}
+        if name == b"tags":
+            if not closed:
+                inner = _WRAPPED.match(tail, pos)
+                if inner is None:
+                    raise TailUnread("<tags> holds other than <tag>s")
+                wrapped.extend(t for t in _WRAPPED_TAG.findall(inner.group(1)) if t)
+                pos = inner.end()
+            continue
+        text = ""
+        if not closed:
+            body = _TEXT_AND_CLOSE[name].match(tail, pos)
+            if body is None:
+                raise TailUnread(f"<{name.decode()}> holds an element or is not closed")
+            text = _text(body.group(1))
+            pos = body.end()
+        if name == b"tag":
+            runs.append(tuple(filter(None, (text.strip(),))))
+        elif name == b"status":
+            status, message = values.get(b"status"), text
+    if wrapped:
+        runs.append(_tags(wrapped))
+    if len(runs) == 1:
+        return runs[0], status, message
+    return tuple(t for run in runs for t in run), status, message

@@ -1,0 +1,214 @@
+"""A test's tail read from its bytes (``pal.parse.tails``) gives what the XML parser gives, or
+gives up; the files read that way give the samples the other two readings give."""
+
+from __future__ import annotations
+
+import io
+from collections import deque
+from pathlib import Path
+
+import pytest
+import robot
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from lxml import etree
+
+from pal.parse import build as parse_module
+from pal.parse import parse_build
+from pal.parse.dialect import tags_and_status
+from pal.parse.prefilter import TailUnread, strip_test_bodies
+from pal.parse.tails import read_tail
+from tests.parse.conftest import MRR_JOB
+
+
+def _by_parser(tail: bytes) -> tuple[tuple[str, ...], str | None, str] | str:
+    """What the walker reads from the same tail through lxml (with the walker's parser options)."""
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False)
+    try:
+        el = etree.fromstring(b"<test>" + tail + b"</test>", parser)
+    except etree.XMLSyntaxError:
+        return "error"
+    tags, status = tags_and_status(el)
+    return tags, (status.get("status") if status is not None else None), \
+        ((status.text or "") if status is not None else "")
+
+
+USUAL = (b'\n<doc>Run MRR.</doc>\n<tag>1C</tag>\n<tag>2T1C</tag>\n<tag>MRR</tag>\n'
+         b'<status status="PASS" start="2026-11-06T05:19:38.400000" elapsed="74.810237">Maximum Receive Rate '
+         b'trial results in packets per second: [3174754.55, 3166583.04]</status>\n')
+
+
+@pytest.mark.parametrize(("tail", "want"), [
+    (USUAL, (("1C", "2T1C", "MRR"), "PASS",
+             "Maximum Receive Rate trial results in packets per second: [3174754.55, 3166583.04]")),
+    # entities and character references, in text and attribute values
+    (b'<tag>a&amp;b</tag><tag>&lt;x&gt;</tag><status status="F&#65;IL">&quot;&apos;&#x42;&#10;</status>',
+     (("a&b", "<x>"), "FAIL", "\"'B\n")),
+    # line ends: CR LF and CR are LF in text; blanks in an attribute value are spaces, a reference stays
+    (b'<status status="PA\tSS" x="a\r\nb&#10;">one\r\ntwo\rthree</status>', ((), "PA SS", "one\ntwo\nthree")),
+    # RF 3: tags wrapped in <tags>, read after the test's own <tag>s; blank tags left out, others stripped
+    (b'<doc/><tags><tag> B </tag><tag/><tag>  </tag></tags><tag>A</tag><timeout value="1 min"/>'
+     b"<status status='PASS' starttime='20240101 10:00:00.000'/>", (("A", "B"), "PASS", "")),
+    # no status; two statuses (the last one counts); a status without its attribute; UTF-8 text
+    (b"<tag>x</tag>", (("x",), None, "")),
+    (b'<status status="FAIL">a</status><status status="PASS">b</status>', ((), "PASS", "b")),
+    (b"<status>m</status>", ((), None, "m")),
+    ("<tag>Grüße</tag><status status='PASS'>€ ok</status >".encode(), (("Grüße",), "PASS", "€ ok")),
+    (b"", ((), None, "")),
+    (b'<tag a="1">x</tag ><tag/><doc a="&amp;">d</doc><status status="PASS"/>', (("x",), "PASS", "")),
+])
+def test_tails_read_as_the_parser_reads_them(tail, want):
+    assert read_tail(tail) == want
+    assert _by_parser(tail) == want  # the expected values are what lxml gives too
+
+
+@pytest.mark.parametrize(("tail", "parser_refuses"), [
+    (b"<tag>&nbsp;</tag>", True),  # an entity XML does not predefine
+    (b"<tag>&#0;</tag>", True),  # a reference to a character XML forbids
+    (b"<tag>a ]]> b</tag>", True),
+    (b"<tag>a\x01b</tag>", True),
+    (b"<tag>\xff</tag>", True),  # not UTF-8
+    (b'<status status="PASS" status="FAIL"/>', True),
+    (b"<tag>x</tags>", True),
+    (b"<tag>x</tag>text<status/>", False),  # legal XML, but nothing Robot writes: left to the parser
+    (b"<kw name='k'/><status status='PASS'/>", False),
+    (b"<tag>a<b/></tag>", False),
+    (b"<tags><kw/></tags>", False),
+    (b"<?pi x?><tag>x</tag>", False),
+])
+def test_what_the_reader_leaves_to_the_parser(tail, parser_refuses):
+    with pytest.raises(TailUnread):
+        read_tail(tail)
+    assert (_by_parser(tail) == "error") == parser_refuses
+
+
+_PIECES = [
+    b"<tag>A</tag>", b"<tag>b c</tag>", b"<tag/>", b"<tag> </tag>", b"<tag>x&amp;y</tag>", b"<tag>&#x263A;</tag>",
+    b"<doc>d</doc>", b"<doc/>", b"<timeout value='1m'/>", b"<tags><tag>W</tag></tags>", b"<tags/>",
+    b'<status status="PASS">ok</status>', b"<status status='FAIL'>e&lt;1</status>", b'<status status="SKIP"/>',
+    b"<status>no attribute</status>", b'<status status="NOT RUN" start="x">a\r\nb</status>',
+    # hostile or unusual: the reader must give up on these or agree with the parser
+    b"<tag>&bogus;</tag>", b"<tag>]]></tag>", b"<tag>\x0b</tag>", b"<tag>\xc3</tag>", b"<kw/>", b"zz",
+    b'<status status="A" status="B"/>', b"<tag>a</tag", b"<status status=PASS/>", b"<tag>&#xD800;</tag>",
+    b"<tag>&#13;</tag>", b"<status status='a\tb'>&#9;</status>", b"<tags><tag>x</tag>y</tags>", b"</tag>",
+    b"<tag >v</tag>", b"<tag\n>v</tag\n>", b"&amp;", b"<status status='&lt;'/>", b"<doc><b/></doc>",
+]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from([b"", b"\n", b" ", b"\r\n", b"\t"]), st.sampled_from(_PIECES)),
+                max_size=8))
+def test_any_tail_is_read_as_the_parser_reads_it_or_left_to_it(parts):
+    tail = b"".join(blank + piece for blank, piece in parts)
+    want = _by_parser(tail)
+    try:
+        got = read_tail(tail)
+    except TailUnread:
+        return  # the file is read again with the parser
+    assert want != "error", f"the parser refuses {tail!r}, the reader read {got!r}"
+    assert got == want
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES[:16]), max_size=8), st.sampled_from([b"\n", b"", b"  "]))
+def test_what_robot_writes_is_never_left_to_the_parser(parts, blank):
+    tail = blank.join(parts)
+    assert read_tail(tail) == _by_parser(tail)
+
+
+def _modes(path: Path) -> dict[str, list]:
+    """The rows of each reading of one file (``build._walk``'s three modes)."""
+    out = {}
+    for mode in (parse_module.TAILS, parse_module.FILTER, parse_module.FULL):
+        ctx, walk, rows = parse_module._walk(path, MRR_JOB, 1, {}, [], None, 1 << 30, mode)
+        out[mode] = [rows.rows, ctx.problems, ctx.passed, ctx.failed, walk.facts, walk.top]
+    return out
+
+
+@pytest.mark.parametrize("name", ["rf3_output.xml", "rf6_output.xml"])
+def test_the_three_readings_agree_on_fixtures(data_dir, name):
+    got = _modes(data_dir / name)
+    assert got[parse_module.TAILS] == got[parse_module.FILTER] == got[parse_module.FULL]
+    assert got[parse_module.TAILS][0]  # (rows were read)
+
+
+def test_the_three_readings_agree_on_rf7_trace(rf7_history):
+    for path in rf7_history.values():
+        got = _modes(path)
+        assert got[parse_module.TAILS] == got[parse_module.FILTER] == got[parse_module.FULL]
+
+
+ODD = """*** Test Cases ***
+Odd & <Names> "quoted"
+    [Documentation]    A doc with & and <, and "quotes".
+    [Tags]    a&b    <x>    "q"    Grüße    MRR
+    Fail    Maximum Receive Rate trial results in packets per second: [1.0, 2.0]\\n& more <lines>\\r\\n\\tend
+
+Passing
+    [Tags]    MRR    ${EMPTY}
+    Pass Execution    Maximum Receive Rate trial results in packets per second: [3.0, 4.0]
+
+Skipped
+    [Tags]    MRR
+    Skip    not today
+"""
+
+
+def test_robot_output_with_odd_characters(tmp_path):
+    """Genuine Robot Framework output with escaped names, tags and multi-line messages."""
+    suite = tmp_path / "odd.robot"
+    suite.write_text(ODD)
+    out = tmp_path / "output.xml"
+    robot.run(str(suite), output=str(out), log=None, report=None, stdout=io.StringIO(), stderr=io.StringIO())
+    tails: deque[bytes] = deque()
+    b"".join(strip_test_bodies([out.read_bytes()], tails))
+    assert len(tails) == 3 and any(b"&amp;" in t and b"&lt;" in t for t in tails)
+    got = _modes(out)
+    assert got[parse_module.TAILS] == got[parse_module.FILTER] == got[parse_module.FULL]
+    rows = got[parse_module.TAILS][0]
+    odd = next(r for r in rows if r[1] == 'Odd & <Names> "quoted"')
+    assert odd[9] == ('"Q"', "<X>", "A&B", "GRÜSSE", "MRR") and odd[10] == "FAIL"  # as Robot sorts them
+    # Robot writes the CR as it is, and XML reads CR LF as LF
+    assert odd[-1] == "Maximum Receive Rate trial results in packets per second: [1.0, 2.0]\n& more <lines>\n\tend"
+
+
+def test_an_odd_tail_reads_the_file_again_with_the_parser(tmp_path, data_dir, monkeypatch):
+    """One tail the reader gives up on: the file is read again by the filter alone, with the same rows."""
+    src = (data_dir / "rf6_output.xml").read_bytes()
+    at = src.index(b"<status", src.index(b"<tag>"))
+    odd = tmp_path / "output.xml"
+    odd.write_bytes(src[:at] + b"<kw name='x'/>" + src[at:])
+    modes = []
+    walk = parse_module._walk
+    monkeypatch.setattr(parse_module, "_walk", lambda *a: modes.append(a[-1]) or walk(*a))
+    got = parse_build(odd, MRR_JOB, 1)
+    assert modes == [parse_module.TAILS, parse_module.FILTER]
+    modes.clear()
+    full = parse_build(odd, MRR_JOB, 1, fast=False)
+    assert modes == [parse_module.FULL]
+    assert repr(got.samples.to_dict("records")) == repr(full.samples.to_dict("records")) and got.meta == full.meta
+
+
+def test_the_filter_hands_over_tails(monkeypatch):
+    tails: deque[bytes] = deque()
+    doc = b'<robot><suite><test name="a"/><test name="b"><kw>k</kw><tag>T</tag><status status="PASS"/></test></suite></robot>'
+    assert b"".join(strip_test_bodies([doc], tails)) == \
+        b'<robot><suite><test name="a"/><test name="b"></test></suite></robot>'
+    assert list(tails) == [b"", b'<tag>T</tag><status status="PASS"/>']
+    monkeypatch.setattr("pal.parse.prefilter.MAX_TAIL", 10)  # a longer tail is left to the parser's limits
+    with pytest.raises(TailUnread):
+        b"".join(strip_test_bodies([doc], deque()))
+
+
+@pytest.mark.parametrize(("declaration", "tails"), [
+    (b'<?xml version="1.0" encoding="UTF-8"?>', True), (b"<?xml version='1.0' encoding='utf8'?>", True),
+    (b'<?xml version="1.0"?>', True), (b"", True), (b"\xef\xbb\xbf<?xml version='1.0'?>", True),
+    (b'<?xml version="1.0" encoding="ISO-8859-1"?>', False), (b"\xff\xfe<\x00", False),
+])
+def test_tails_only_from_utf8_documents(declaration, tails):
+    doc = declaration + b'<robot><suite><test name="a"><status status="PASS"/></test></suite></robot>'
+    if tails:
+        b"".join(strip_test_bodies([doc], deque()))
+    else:
+        with pytest.raises(TailUnread):
+            b"".join(strip_test_bodies([doc], deque()))
