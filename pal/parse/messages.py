@@ -89,7 +89,10 @@ def _floats(text: str) -> list[float] | None:
 def _trials_measured(kind: str, metric: str, trials: list[float] | None, raw: str) -> Measured:
     if not trials:
         return Measured(kind, {metric: math.nan}, None, math.nan, f"no usable trial values in [{raw[:80]}]")
-    bad = [t for t in trials if not math.isfinite(t) or t < 0]
+    # the check of every value, when the two cheap ones say there may be a bad one (a NaN or an
+    # infinity makes the sum one; so can an overflow of good values, averaged below)
+    bad = [t for t in trials if not math.isfinite(t) or t < 0] \
+        if min(trials) < 0 or not math.isfinite(sum(trials)) else None
     if bad:
         return Measured(kind, {metric: math.nan}, trials, math.nan, f"invalid trial values {bad[:3]}")
     try:
@@ -98,7 +101,7 @@ def _trials_measured(kind: str, metric: str, trials: list[float] | None, raw: st
         return Measured(kind, {metric: math.nan}, trials, math.nan, f"trial values too large to average {trials[:3]}")
     # population stdev, two-pass with fsum (statistics.pstdev is exact but ~50x slower)
     try:
-        stdev = math.sqrt(math.fsum((t - mean) ** 2 for t in trials) / len(trials))
+        stdev = math.sqrt(math.fsum([(t - mean) ** 2 for t in trials]) / len(trials))
     except OverflowError:  # squares of huge deviations: scale them first
         scale = max(abs(t - mean) for t in trials)
         stdev = scale * math.sqrt(math.fsum(((t - mean) / scale) ** 2 for t in trials) / len(trials))

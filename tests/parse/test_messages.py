@@ -117,6 +117,10 @@ def test_soak_lower_bound():
     ("Maximum Receive Rate trial results in packets per second: []", "no usable trial"),
     ("Maximum Receive Rate trial results in packets per second: [1.0, -5.0]", "invalid trial"),
     ("Maximum Receive Rate trial results in packets per second: [1.0, nan]", "invalid trial"),
+    ("Maximum Receive Rate trial results in packets per second: [nan, -1.0]", "invalid trial values [nan, -1.0]"),
+    ("Maximum Receive Rate trial results in packets per second: [inf, 2.0]", "invalid trial values [inf]"),
+    # good values whose sum overflows: not invalid, too large to average
+    ("Maximum Receive Rate trial results in packets per second: [1e308, 1e308]", "too large to average"),
 ])
 def test_malformed_numbers_give_nan_and_a_reason(text, why):
     m, _ = parse_message(text)
