@@ -10,7 +10,10 @@ the ``BuildMeta`` and the per-test warnings (``Problem``, stage "parse").
 Modules, in the order the bytes flow:
 - ``archive``: plain/gzip/xz/zip (by magic bytes), decompressed-size cap, DOCTYPE refusal.
 - ``prefilter``: drops test bodies (keyword trees) at the byte level; the fast path.
+- ``tails``: a test's tags and status read from its bytes (what the filter hands over); where it
+  gives up, the file is read again with the tails left to the XML parser.
 - ``walker``: lxml pull parser over suites and tests, clearing as it goes; suite-setup facts.
+- ``rows``: a build's rows as tuples, columns at the end (both readers).
 - ``dialect``: the RF 3 / 4-6 / 7 differences (times, setup type, tag wrapper).
 - ``messages``: one parser per CSIT status-message generation (registry ``PARSERS``).
 - ``identity``: test id (tcNN-, NTNC tag, rename, ignore) and attributes from tags and names.
