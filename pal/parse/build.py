@@ -175,6 +175,9 @@ def _report_duplicates(cols: dict[str, list[Any]], ctx: _Context) -> None:
         ))
 
 
+_METRIC_SETS = {t: frozenset(m) for t, m in METRICS_OF_TYPE.items()}
+
+
 #: how ``_walk`` reads a file: the filter with the tests' tails read from their bytes, the
 #: filter alone (the XML parser reads the tails), the XML parser alone
 TAILS, FILTER, FULL = "tails", "filter", "full"
@@ -246,7 +249,7 @@ def _rows_of(test: RawTest, ctx: _Context, out: Rows) -> None:
     if measured.problem:
         ctx.warn(test, measured.problem)
     test_type = attrs.test_type
-    if test_type is None or not set(measured.values) <= set(METRICS_OF_TYPE[test_type]):
+    if test_type is None or not measured.values.keys() <= _METRIC_SETS[test_type]:
         test_type = TYPE_OF_KIND[measured.kind]
     # A NaN from a known invalid marker (latency -1) needs no message; a doubtful number says why.
     stdev = measured.stdev if measured.trials is not None else math.nan

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from lxml import etree
 
@@ -31,9 +31,9 @@ from pal.parse.tails import read_tail
 _TEST_OWN = frozenset(("tag", "tags", "status", "doc", "timeout"))
 
 
-@dataclass(frozen=True)
-class RawTest:
-    """One test as written in output.xml, before any CSIT interpretation."""
+class RawTest(NamedTuple):
+    """One test as written in output.xml, before any CSIT interpretation (a named tuple: one is
+    made per test, and a frozen dataclass costs several times as much to make)."""
 
     name: str
     long_name: str  # suite path + name, dot-joined, case as written
