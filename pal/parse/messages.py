@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, NamedTuple
 
 #: Latency values CSIT writes when a measurement is invalid (TRex: -1, 0, 2**32-1).
 INVALID_LATENCY = (-1.0, 0.0, 4294967295.0)
@@ -28,17 +30,21 @@ _STRICT_FLOAT = re.compile(r"[-+]?(?:(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|na
 _TOKEN = r"(\S*?)(?:[ \t]*(?:pps|cps))?(?=[ \t]*(?:,|\r?\n|$))"
 
 
-@dataclass(frozen=True)
-class Measured:
-    """What one message says: metric -> value, plus MRR trials and any doubt about the numbers."""
+_NONE: Mapping[str, Any] = MappingProxyType({})
+
+
+class Measured(NamedTuple):
+    """What one message says: metric -> value, plus MRR trials and any doubt about the numbers.
+    (A named tuple: one is made per test, and a frozen dataclass with two dict factories cost
+    several times as much to make.)"""
 
     kind: str  # "mrr" | "cps" | "ndrpdr" | "soak": the test family the message belongs to
     values: dict[str, float]  # pal.model.METRICS name -> value (NaN when invalid)
     trials: list[float] | None = None
     stdev: float = math.nan
     problem: str | None = None  # set when the form matched but a number was unusable
-    extra: dict[str, float] = field(default_factory=dict)  # NDR/PDR upper bounds, Gbps, ...
-    units: dict[str, str] = field(default_factory=dict)  # metric -> unit when not the metric's default (CPS tests)
+    extra: Mapping[str, float] = _NONE  # NDR/PDR upper bounds, Gbps, ...
+    units: Mapping[str, str] = _NONE  # metric -> unit when not the metric's default (CPS tests)
 
 
 @dataclass(frozen=True)
