@@ -19,6 +19,7 @@ from pal.parse.dialect import tags_and_status
 from pal.parse.prefilter import TailUnread, strip_test_bodies
 from pal.parse.tails import read_tail
 from tests.parse.conftest import MRR_JOB
+from tests.reliability.record import fuzz_examples
 
 
 def _by_parser(tail: bytes) -> tuple[tuple[str, ...], str | None, str] | str:
@@ -95,7 +96,8 @@ _PIECES = [
 ]
 
 
-@settings(max_examples=400, deadline=None)
+@pytest.mark.fuzz
+@settings(max_examples=fuzz_examples(400), deadline=None)
 @given(st.lists(st.tuples(st.sampled_from([b"", b"\n", b" ", b"\r\n", b"\t"]), st.sampled_from(_PIECES)),
                 max_size=8))
 def test_any_tail_is_read_as_the_parser_reads_it_or_left_to_it(parts):
@@ -109,7 +111,8 @@ def test_any_tail_is_read_as_the_parser_reads_it_or_left_to_it(parts):
     assert got == want
 
 
-@settings(max_examples=200, deadline=None)
+@pytest.mark.fuzz
+@settings(max_examples=fuzz_examples(200), deadline=None)
 @given(st.lists(st.sampled_from(_PIECES[:16]), max_size=8), st.sampled_from([b"\n", b"", b"  "]))
 def test_what_robot_writes_is_never_left_to_the_parser(parts, blank):
     tail = blank.join(parts)
