@@ -114,6 +114,8 @@ def _utf8_prolog(first: bytes) -> bool:
         first = first[3:]
     if not first.startswith(b"<?xml"):
         return first[:1] == b"<" or first[:1].isspace()  # no declaration: UTF-8 (or UTF-16's 0 bytes: refused)
+    if b"?>" not in first:
+        return False  # a declaration cut at the chunk's end: not vouched for
     m = _DECL_ENCODING.match(first)
     return m is None or m.group(1).lower() in (b"utf-8", b"utf8")
 
@@ -123,7 +125,7 @@ def strip_test_bodies(chunks: Iterable[bytes], tails: deque[bytes] | None = None
 
     ``tails``: each test's tail is appended to it, in document order, and left out of the stream
     (a test is yielded as its start and end tags), for ``pal.parse.tails.read_tail`` to read;
-    a self-closed ``<test/>`` gets an empty tail. Only for UTF-8 documents (``FilterUnsafe``
+    a self-closed ``<test/>`` gets an empty tail. Only for UTF-8 documents (``TailUnread``
     otherwise), whose bytes that reader decodes.
 
     Each chunk costs time in its own size, also inside a test that spans many chunks with no
