@@ -67,8 +67,6 @@ GROUP_ROWS = 32_768
 AUTO_COMPACT_BUILDS = 64
 #: threads reading fragments (Arrow decodes without the GIL)
 READ_THREADS = 4
-#: compacted files written at once, at most (each holds a row group's tables in memory)
-COMPACT_THREADS = 4
 
 
 @dataclass
@@ -487,23 +485,14 @@ class Store:
         runs.append(current)
         made: list[tuple[str, int]] = []
         old: list[str] = []
-        todo = [r for r in runs if len(r) >= max(2, min_builds)]
-        names = [f"{SAMPLES_DIR}/job={quote(run[0][0], safe='')}/c{run[0][1]}-{run[-1][1]}-{uuid.uuid4().hex[:6]}.parquet"
-                 for run in todo]
-
-        def write(rel: str, sources: list[str]) -> list[tuple[int, int]]:
+        for run in (r for r in runs if len(r) >= max(2, min_builds)):
+            job = run[0][0]
+            rel = (f"{SAMPLES_DIR}/job={quote(job, safe='')}/c{run[0][1]}-{run[-1][1]}-"
+                   f"{uuid.uuid4().hex[:6]}.parquet")
+            sources = [manifest.builds[k]["fragment"] for k in run]
             places: list[tuple[int, int]] = []
-            write_atomic(self.path / rel, lambda p: places.extend(self._write_compacted(p, sources)),
-                         step="fragment-temp")
-            return places
-
-        # Arrow reads, concatenates and compresses without the GIL: the runs are written side by
-        # side, a thread a core up to COMPACT_THREADS (a cold run's ten runs took 7 s on one core)
-        sources_of = [[manifest.builds[k]["fragment"] for k in run] for run in todo]
-        threads = max(1, min(len(todo), os.cpu_count() or 1, COMPACT_THREADS))
-        with ThreadPoolExecutor(threads, thread_name_prefix="pal-compact") as pool:
-            written = list(pool.map(write, names, sources_of))
-        for run, rel, sources, places in zip(todo, names, sources_of, written):
+            write_atomic(self.path / rel, lambda p, sources=sources, places=places:
+                         places.extend(self._write_compacted(p, sources)), step="fragment-temp")
             for k, (group, offset) in zip(run, places):
                 manifest.builds[k] = dict(manifest.builds[k], fragment=rel, row_group=group, offset=offset)
             old.extend(sources)

@@ -212,22 +212,3 @@ def test_a_version_2_store_with_tags_as_lists_reads_as_a_new_one(tmp_path):
     assert joined_tags(Store(path)) == ["\x1f".join(t) for t in both["tags"]]
     compacted = [f for f in parquet_files(store) if "ndrpdr" in f]
     assert len(compacted) == 1 and str(pq.read_schema(path / compacted[0]).field("tags").type) == "string"
-
-
-def test_runs_compacted_side_by_side_equal_one_at_a_time(tmp_path, monkeypatch):
-    """The runs a compaction writes in threads: the same rows, files and places as one by one."""
-    def compacted(name: str, threads: int) -> tuple[pd.DataFrame, list]:
-        monkeypatch.setattr("pal.store.store.COMPACT_THREADS", threads)
-        store = filled(tmp_path / name, builds=7)
-        out = store.vacuum(target_rows=6)  # 3 rows a build: two builds a file, three files a job
-        assert out["compacted"] == 12 and len(out["fragments"]) == 6
-        entries = json.loads((store.path / "manifest.json").read_text())["builds"]
-        places = [(e["job"], e["build"], Path(e["fragment"]).name.split("-")[:2], e.get("row_group"), e.get("offset"))
-                  for e in entries]
-        return Store(store.path).samples(), places
-
-    one, one_places = compacted("one", 1)
-    many, many_places = compacted("many", 4)
-    pd.testing.assert_frame_equal(one, many)
-    assert one_places == many_places
-    assert sum(p[2][0].startswith("c") for p in many_places) == 12  # builds 7 stay single (no pair)
