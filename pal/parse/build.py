@@ -101,23 +101,24 @@ def parse_build(path: str | Path, job: str, build: int, *, testbeds: Mapping[str
         patterns = [re.compile(p) for p in ignore]
     except re.error as exc:
         raise ParseError(file, f"invalid ignore pattern: {exc}", build) from None
-    # The fastest reading first, the next one when it gives up: the filter with the tests' tails
-    # read from their bytes, the filter alone, the whole file through the XML parser.
-    for mode in (TAILS, FILTER, FULL) if fast else (FULL,):
+    # The fastest reading first: the filter with the tests' tails read from their bytes; a tail it
+    # does not vouch for: the filter alone; what the filter cannot skip (comments, CDATA) or an
+    # XML error seen through it (for the true line number): the whole file through the parser.
+    mode = TAILS if fast else FULL
+    while True:
         try:
             ctx, walk, rows = _walk(path, job, build, rename, patterns, parsers, max_bytes, mode)
             break
         except TailUnread:
-            continue
+            mode = FILTER if mode == TAILS else FULL
         except FilterUnsafe:
             if mode == FULL:
                 raise
+            mode = FULL
         except ParseError as exc:
             if exc.line is None or mode == FULL:
                 raise
-            # an XML error seen through the filter: read it again unfiltered for the true line number
-            ctx, walk, rows = _walk(path, job, build, rename, patterns, parsers, max_bytes, FULL)
-            break
+            mode = FULL
 
     top = walk.top
     version = walk.facts.versions.get(dut.lower())

@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from lxml import etree
 
+from pal.errors import ParseError
 from pal.parse import build as parse_module
 from pal.parse import parse_build
 from pal.parse.dialect import tags_and_status
@@ -190,6 +191,16 @@ def test_an_odd_tail_reads_the_file_again_with_the_parser(tmp_path, data_dir, mo
     full = parse_build(odd, MRR_JOB, 1, fast=False)
     assert modes == [parse_module.FULL]
     assert repr(got.samples.to_dict("records")) == repr(full.samples.to_dict("records")) and got.meta == full.meta
+    # what the filter cannot skip goes straight to the full parse (not through the filter alone)
+    odd.write_bytes(src.replace(b'<suite id="s1-s1" ', b'<!-- c --><suite id="s1-s1" ', 1))
+    modes.clear()
+    parse_build(odd, MRR_JOB, 1)
+    assert modes == [parse_module.TAILS, parse_module.FULL]
+    modes.clear()
+    odd.write_bytes(src[:len(src) // 2])  # truncated: the error is read again by the full parse, for its line
+    with pytest.raises(ParseError) as err:
+        parse_build(odd, MRR_JOB, 1)
+    assert modes == [parse_module.TAILS, parse_module.FULL] and err.value.line is not None
 
 
 def test_the_filter_hands_over_tails(monkeypatch):
