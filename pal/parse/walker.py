@@ -118,7 +118,7 @@ class Walk:
     def _take_setup(self, el: etree._Element, parent: etree._Element | None) -> None:
         """Read the parent suite's setup keywords (finished by now), then unlink what precedes ``el``."""
         if parent is None or el.getprevious() is None or parent.tag != "suite":
-            return  # (a test's earlier siblings are gone: the tests before it were dropped at their end)
+            return  # nothing before it to read or unlink
         for sib in reversed(list(el.itersiblings(preceding=True))):
             self._harvest(sib)
         while el.getprevious() is not None:
