@@ -32,6 +32,7 @@ _TEXT_AND_CLOSE = {name: re.compile(rb"([^<]*)</" + name + rb"[ \t\r\n]*>")
 # consecutive plain <tag>s (RF 4+ writes a test's tags so): read together, memoised as a block
 _TAG_RUN = re.compile(rb"(?:[ \t\r\n]*<tag>[^<]*</tag>)+")
 _TAG_TEXT = re.compile(rb"<tag>([^<]*)</tag>")
+_TAG_TEXT_STR = re.compile(r"<tag>([^<]*)</tag>")
 # a tail as Robot Framework 4+ writes it: an optional <doc>, the tags, the status
 _USUAL = re.compile(rb"(?:[ \t\r\n]*<doc>([^<]*)</doc>)?((?:[ \t\r\n]*<tag>[^<]*</tag>)*)[ \t\r\n]*"
                     rb"<status" + _ATTRS + rb"[ \t\r\n]*(?:/>|>([^<]*)</status>)[ \t\r\n]*")
@@ -101,7 +102,10 @@ def _tags(texts: list[bytes]) -> tuple[str, ...]:
 def _tag_run(block: bytes) -> tuple[str, ...]:
     """The tags of a run of ``<tag>`` elements, stripped, blank ones left out. Memoised: a test has
     the same tags every build, and the tuple returned is the one the test's identity is cached by
-    (``build._identity``), so the cache adds little but the block's bytes."""
+    (``build._identity``), so the cache adds little but the block's bytes. A plain block (printable
+    ASCII, no '&') is decoded once, not a tag at a time (a worker's first build of a job)."""
+    if _PLAIN_TEXT.fullmatch(block) and b"]]>" not in block:
+        return tuple(filter(None, map(str.strip, _TAG_TEXT_STR.findall(block.decode("ascii")))))
     return _tags(_TAG_TEXT.findall(block))
 
 
