@@ -142,6 +142,12 @@ def _open(path: str | Path, name: str, build: int | str | None, max_bytes: int, 
 _PI_OR_COMMENT = re.compile(r"\s*(?:<\?.*?\?>|<!--.*?-->)", re.DOTALL)
 _DECL_ENCODING = re.compile(r"""^<\?xml[^>]*?\sencoding\s*=\s*["']([A-Za-z0-9._:-]{1,40})["']""")
 
+
+def declared_encoding(text: str) -> str | None:
+    """The ``encoding=`` of the XML declaration ``text`` starts with, as written (None: none)."""
+    m = _DECL_ENCODING.match(text)
+    return m.group(1) if m else None
+
 #: Byte order marks and the first bytes of "<?" / "<" in the encodings XML 1.0 allows
 #: (its appendix F): the prolog is read in the encoding the parser would use.
 _BOMS = ((b"\x00\x00\xfe\xff", "utf-32-be"), (b"\xff\xfe\x00\x00", "utf-32-le"), (b"\xef\xbb\xbf", "utf-8"),
@@ -175,9 +181,8 @@ def _prolog_text(data: bytes) -> tuple[str | None, str]:
             elif len(data) >= 4 and data[0] == data[2] == 0 and data[1] and data[3]:
                 codec = "utf-16-be"
     text = data[skip:].decode(codec, errors="replace")
-    m = _DECL_ENCODING.match(text)
-    if m and not skip and codec == "utf-8":  # an ASCII-compatible start: the declaration decides
-        declared = m.group(1)
+    declared = declared_encoding(text)
+    if declared and not skip and codec == "utf-8":  # an ASCII-compatible start: the declaration decides
         if re.match(r"(?i)(utf-?(16|32)|ucs-?[24])", declared):
             return text, ""  # contradicts the bytes: the parser fails on it as malformed XML
         try:

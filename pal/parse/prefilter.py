@@ -20,6 +20,8 @@ import re
 from collections import deque
 from collections.abc import Iterable, Iterator
 
+from pal.parse.archive import declared_encoding
+
 _TEST_START = re.compile(rb"<test(?=[\s>/])")
 # The end of a start tag: the first '>' outside quoted attribute values. Runs of plain bytes are
 # taken at once, and possessively: the scan has one way through, so backtracking finds nothing
@@ -42,7 +44,6 @@ _TAIL_WINDOW = 8192  # bytes at the end of a span searched by that regex
 _BODY = frozenset((b"kw", b"for", b"iter", b"if", b"branch", b"try", b"while", b"group", b"return",
                    b"continue", b"break", b"error", b"variable", b"var", b"msg"))
 _UNSAFE = re.compile(rb"<!(?:--|\[CDATA\[)")
-_DECL_ENCODING = re.compile(rb"""<\?xml[^>]*?\sencoding\s*=\s*["']([A-Za-z0-9._:-]{1,40})["']""")
 #: the longest test tail ``strip_test_bodies`` hands to ``pal.parse.tails`` (CSIT's are 1-10 KB); a
 #: longer one goes to the XML parser, whose limits (10 MB a text node) then apply as they always did
 MAX_TAIL = 1 << 20
@@ -116,8 +117,8 @@ def _utf8_prolog(first: bytes) -> bool:
         return first[:1] == b"<" or first[:1].isspace()  # no declaration: UTF-8 (or UTF-16's 0 bytes: refused)
     if b"?>" not in first:
         return False  # a declaration cut at the chunk's end: not vouched for
-    m = _DECL_ENCODING.match(first)
-    return m is None or m.group(1).lower() in (b"utf-8", b"utf8")
+    declared = declared_encoding(first[:first.index(b"?>") + 2].decode("latin-1"))  # (the declaration is ASCII)
+    return declared is None or declared.lower() in ("utf-8", "utf8")
 
 
 def strip_test_bodies(chunks: Iterable[bytes], tails: deque[bytes] | None = None) -> Iterator[bytes]:
