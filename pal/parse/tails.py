@@ -22,11 +22,12 @@ from pal.parse.prefilter import TailUnread
 
 
 _WS = rb"[ \t\r\n]*"
+# an attribute: its name, then its value in double or single quotes (three groups)
 _ATTR = rb"""[ \t\r\n]+([A-Za-z_:][-\w.:]*)[ \t\r\n]*=[ \t\r\n]*(?:"([^"<]*)"|'([^'<]*)')"""
 _ATTR_RX = re.compile(_ATTR)
-_ATTRS = rb"""((?:[ \t\r\n]+[A-Za-z_:][-\w.:]*[ \t\r\n]*=[ \t\r\n]*(?:"[^"<]*"|'[^'<]*'))*)"""  # (one group)
+_ATTRS = rb"(?P<attrs>(?:" + _ATTR + rb")*)"  # all of them (the groups inside are not read)
 # an element of a test's tail: its name, raw attributes, and "/>" or ">"
-_OPEN = re.compile(rb"[ \t\r\n]*<(tag|tags|doc|status|timeout)" + _ATTRS + rb"[ \t\r\n]*(/?>)")
+_OPEN = re.compile(rb"[ \t\r\n]*<(?P<name>tag|tags|doc|status|timeout)" + _ATTRS + rb"[ \t\r\n]*(?P<end>/?>)")
 _TEXT_AND_CLOSE = {name: re.compile(rb"([^<]*)</" + name + rb"[ \t\r\n]*>")
                    for name in (b"tag", b"doc", b"status", b"timeout")}
 # consecutive plain <tag>s (RF 4+ writes a test's tags so): read together, memoised as a block
@@ -34,8 +35,8 @@ _TAG_RUN = re.compile(rb"(?:[ \t\r\n]*<tag>[^<]*</tag>)+")
 _TAG_TEXT = re.compile(rb"<tag>([^<]*)</tag>")
 _TAG_TEXT_STR = re.compile(r"<tag>([^<]*)</tag>")
 # a tail as Robot Framework 4+ writes it: an optional <doc>, the tags, the status
-_USUAL = re.compile(rb"(?:[ \t\r\n]*<doc>([^<]*)</doc>)?((?:[ \t\r\n]*<tag>[^<]*</tag>)*)[ \t\r\n]*"
-                    rb"<status" + _ATTRS + rb"[ \t\r\n]*(?:/>|>([^<]*)</status>)[ \t\r\n]*")
+_USUAL = re.compile(rb"(?:[ \t\r\n]*<doc>(?P<doc>[^<]*)</doc>)?(?P<tags>(?:[ \t\r\n]*<tag>[^<]*</tag>)*)[ \t\r\n]*"
+                    rb"<status" + _ATTRS + rb"[ \t\r\n]*(?:/>|>(?P<text>[^<]*)</status>)[ \t\r\n]*")
 # the inside of RF 3's <tags>: plain or empty <tag>s only
 _WRAPPED = re.compile(rb"((?:[ \t\r\n]*<tag[ \t\r\n]*(?:/>|>[^<]*</tag[ \t\r\n]*>))*)[ \t\r\n]*</tags[ \t\r\n]*>")
 _WRAPPED_TAG = re.compile(rb"<tag[ \t\r\n]*(?:/>|>([^<]*)</tag)")
@@ -119,11 +120,11 @@ def read_tail(tail: bytes) -> tuple[tuple[str, ...], str | None, str]:
     """
     m = _USUAL.fullmatch(tail)
     if m:
-        if m.group(1) is not None:
-            _text(m.group(1))  # (checked as the parser would, not read)
-        values = _attributes(m.group(3)) if m.group(3) else {}
-        message = _text(m.group(4)) if m.group(4) else ""
-        return (_tag_run(m.group(2)) if m.group(2) else ()), values.get(b"status"), message
+        if m["doc"] is not None:
+            _text(m["doc"])  # (checked as the parser would, not read)
+        values = _attributes(m["attrs"]) if m["attrs"] else {}
+        message = _text(m["text"]) if m["text"] else ""
+        return (_tag_run(m["tags"]) if m["tags"] else ()), values.get(b"status"), message
     runs: list[tuple[str, ...]] = []  # the test's own tags, a tuple per run of elements
     wrapped: list[bytes] = []
     status: str | None = None
@@ -140,7 +141,7 @@ def read_tail(tail: bytes) -> tuple[tuple[str, ...], str | None, str]:
             if _BLANK.match(tail, pos).end() == end:  # type: ignore[union-attr]
                 break
             raise TailUnread("a test's tail holds other than tags, doc, timeout and status")
-        name, attrs, closed = m.group(1), m.group(2), m.group(3) == b"/>"
+        name, attrs, closed = m["name"], m["attrs"], m["end"] == b"/>"
         pos = m.end()
         values = _attributes(attrs) if attrs else {}
         if name == b"tags":
