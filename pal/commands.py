@@ -196,7 +196,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
         return run(spec, options).exit_code
     finally:  # the run stops it once done with it; not when it failed before its executor (the lock)
-        stop_forkserver(unused=True)
+        stop_forkserver()
 
 
 def cmd_render(args: argparse.Namespace) -> int:

@@ -30,15 +30,16 @@ log = logging.getLogger("pal")
 WORKER_PRELOAD = ("pal.store.ingest", "pal.render.site", "pal.analysis.series")
 
 
-def stop_forkserver(unused: bool = False) -> None:
+def stop_forkserver() -> None:
     """End this process's forkserver (a new pool starts another): with its preloaded imports it
     would hold its memory through the stages that fork nothing. Call it only when no pool of
-    the process has workers forked from it: it waits for the forkserver, which lives as long as
-    any process it forked.
+    the process has workers forked from it (their work is done; it would otherwise live as long
+    as any process it forked).
 
-    ``unused``: nothing was ever forked from it (a run with nothing to parse). It is killed
-    rather than waited for: it may still be importing its preload, and a run that stops after
-    the download check would wait up to a second for imports it never uses.
+    It is killed, not asked to stop: it has nothing to save, and asked, it tears its interpreter
+    down (pandas, Arrow, Jinja), 0.2-0.35 s that the run waited for after each stage that forked
+    (and at its very end); nor is a preload it is still importing waited for (a run with nothing
+    to parse stops after the download check). ``_stop`` then reaps it.
     """
     import multiprocessing.forkserver as forkserver
 
@@ -47,7 +48,7 @@ def stop_forkserver(unused: bool = False) -> None:
     if stop is None:
         return
     pid = getattr(server, "_forkserver_pid", None)
-    if unused and isinstance(pid, int):
+    if isinstance(pid, int):
         try:
             os.kill(pid, signal.SIGKILL)
         except OSError:
@@ -152,12 +153,11 @@ class LocalExecutor(Executor):
 
     def close(self, keep_forkserver: bool = False) -> None:
         started = self._prepared or self._pool is not None
-        unused = self._pool is None
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
         if started and not keep_forkserver:
-            stop_forkserver(unused=unused)
+            stop_forkserver()
         self._prepared = False
 
     def prepare(self) -> None:
