@@ -34,7 +34,7 @@ import subprocess
 import threading
 import time
 from dataclasses import dataclass
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from datetime import datetime
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
@@ -73,9 +73,16 @@ log = logging.getLogger("pal")
 SUBDIRS = ("static", "data", "data/jobs", "data/g", "svg", "s", "g", "stats", "downloads")
 MAX_TRACES = 10  # tests per group graph; more are split over several graphs
 POOL_MIN_SERIES = 300  # below this a process pool costs more than it saves
-#: drill-down chunks per worker: small enough that this process and the pool end together (this
-#: process waits for the chunks a worker has started: 8 a worker left it 0.7 s idle, 24 0.3 s)
-CHUNKS_PER_WORKER = 24
+#: A chunk is 1 / (this x drawing processes) of the drill-downs not yet handed out (guided
+#: self-scheduling): large while there is plenty, small at the end, where this process waits for
+#: the chunks a worker holds. Fixed chunks (24 a worker) left it idle 0.3-0.9 s at the end of a
+#: daily run (a worker holds two: the one it draws and the next); a quarter of what is left a
+#: process (2), 0.4 s: the next chunk a worker holds was sized when it took it, a chunk earlier.
+GUIDED_SHARE = 4
+#: the smallest chunk, in drill-downs (and group pages): a chunk's hand-over costs 2-3 ms
+MIN_CHUNK = 16
+#: chunks a pool worker holds at once: the one it draws and the next, so it never waits for one
+IN_FLIGHT = 2
 FAILURES_SHOWN = 10
 OLD_PREFIX = ".site-old-"
 #: the site before the previous one, whose files the next render writes over (``SiteFiles``)
@@ -205,19 +212,21 @@ def _write(files: SiteFiles, previous: Path, results: list[SeriesResult], sample
     group_links = _group_links(tasks)
     pool = given if given is not None and todo else _pool(workers, todo)
     args = (files, str(previous), info, str(templates_dir), facts)
+    feed = None
     try:
         if pool is not None:  # the pool draws series and group pages while this process does the rest
-            chunks = _balanced(tasks, _workers(workers) * CHUNKS_PER_WORKER)
-            futures = [pool.submit(_render_groups, *args, c) for c in chunks]
+            feed = _Feed(pool, _Chunks(tasks, _workers(workers)), args, _workers(workers) - 1)
         if meanwhile is not None:
             meanwhile()
         if pool is None:
-            problems = _render_groups(*args, tasks)
+            problems = sorted(_render_groups(*args, tasks))  # as the pool's: whoever drew them
         _write_jobs(files, pages, jobs, results, builds, facts, info.links)
         _write_index(files, pages, results, samples, builds, report, alerts, jobs, group_links, info.links, spec)
-        if pool is not None:
-            problems = [p for found in _share(futures, chunks, args) for p in found]
+        if feed is not None:
+            problems = feed.finish()
     finally:
+        if feed is not None:
+            feed.stop()
         if pool is not None and pool is not given:
             pool.shutdown(cancel_futures=True)
     for item, message in problems:
@@ -291,19 +300,6 @@ def _workers(workers: int | None) -> int:
     return workers if workers is not None else min(os.cpu_count() or 1, 4)
 
 
-def _share(futures: list, chunks: list[list[GroupTask]], args: tuple) -> list[list[tuple[str, str]]]:
-    """This process draws the chunks no worker has started yet, from the last one back, then
-    waits for the rest: it is one of the render's workers once the index is written, so the
-    pool is one process smaller (a worker holds ~100 MB) for the same cores. Problems come back
-    in chunk order, whoever drew the chunk."""
-    found: list[list[tuple[str, str]] | None] = [None] * len(chunks)
-    for i in range(len(chunks) - 1, -1, -1):
-        if not futures[i].cancel():
-            break  # this one and those before it are a worker's
-        found[i] = _render_groups(*args, chunks[i])
-    return [f.result() if out is None else out for f, out in zip(futures, found)]
-
-
 def render_pool(workers: int | None = None) -> ProcessPoolExecutor | None:
     """The render's pool (``_pool``), started now: its workers import pal while the caller does
     other work (a daily run: while it analyses, on the core the analysis leaves idle; a worker's
@@ -363,19 +359,95 @@ def _end_with(run_pid: int, poll: float = 0.2) -> None:
     threading.Thread(target=watch, name="pal-render-watch", daemon=True).start()
 
 
-def _balanced(tasks: list[GroupTask], n: int) -> list[list[GroupTask]]:
-    """About ``n`` consecutive chunks with similar numbers of drill-downs to draw."""
-    total = sum(len(t.render) + 1 for t in tasks)
-    size = max(1, -(-total // max(n, 1)))
-    chunks: list[list[GroupTask]] = [[]]
-    load = 0
-    for t in tasks:
-        if load >= size:
-            chunks.append([])
+def _weight(task: GroupTask) -> int:
+    return len(task.render) + 1  # its drill-downs and its group page
+
+
+class _Chunks:
+    """The group tasks, largest first, handed out a chunk at a time (``take``, thread-safe) to
+    whichever drawing process asks.
+
+    A chunk is about 1 / (``GUIDED_SHARE`` x ``processes``) of the drill-downs left, and at least
+    ``MIN_CHUNK``: the last ones are small, so the processes end together. A group is drawn by
+    one process (its page needs its drill-downs' graph data), so the large groups go first: one
+    of 300 drill-downs handed out late kept the other process waiting for it.
+    """
+
+    def __init__(self, tasks: list[GroupTask], processes: int):
+        self._tasks = sorted(tasks, key=_weight, reverse=True)  # stable: equal ones in group order
+        self._processes = max(processes, 1)
+        self._at, self._left = 0, sum(_weight(t) for t in tasks)
+        self._lock = threading.Lock()
+
+    def take(self) -> list[GroupTask] | None:
+        """The next chunk, or None when all are handed out."""
+        with self._lock:
+            start = self._at
+            if start >= len(self._tasks):
+                return None
+            size = max(MIN_CHUNK, -(-self._left // (GUIDED_SHARE * self._processes)))
             load = 0
-        chunks[-1].append(t)
-        load += len(t.render) + 1
-    return [c for c in chunks if c]
+            while self._at < len(self._tasks) and load < size:
+                load += _weight(self._tasks[self._at])
+                self._at += 1
+            self._left -= load
+            return self._tasks[start:self._at]
+
+
+class _Feed:
+    """A pool's workers and this process drawing the chunks of one ``_Chunks``.
+
+    A thread of this process keeps each worker holding ``IN_FLIGHT`` chunks from the start
+    (while this process writes the alert outputs, the job files and the index) until the chunks
+    run out; ``finish`` then makes this process one of the drawing processes (the pool is one
+    process smaller, a worker holds ~100 MB, for the same cores) and returns the problems,
+    sorted, whoever drew them. A chunk the pool refused is drawn here; a worker's error is
+    raised here, as the chunk's result.
+    """
+
+    def __init__(self, pool: ProcessPoolExecutor, chunks: _Chunks, args: tuple, pool_workers: int):
+        self._pool, self._chunks, self._args = pool, chunks, args
+        self._handed: list[tuple[list[GroupTask], Future | None]] = []  # (chunk, its future)
+        self._lock = threading.Lock()  # a chunk is taken and recorded in ``_handed`` under it
+        self._free = threading.Semaphore(max(1, pool_workers) * IN_FLIGHT)  # chunks the pool may take now
+        self._stopping = False
+        self._thread = threading.Thread(target=self._run, name="pal-render-feed", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while True:
+            self._free.acquire()  # released as each chunk the pool holds is done
+            with self._lock:
+                chunk = None if self._stopping else self._chunks.take()
+                if chunk is None:
+                    return
+                try:
+                    future = self._pool.submit(_render_groups, *self._args, chunk)
+                except Exception:  # noqa: BLE001 - a broken or closed pool: this process draws it
+                    self._handed.append((chunk, None))
+                    return
+                self._handed.append((chunk, future))
+            future.add_done_callback(lambda _: self._free.release())
+
+    def finish(self) -> list[tuple[str, str]]:
+        problems: list[tuple[str, str]] = []
+        while (chunk := self._chunks.take()) is not None:
+            problems += _render_groups(*self._args, chunk)
+        with self._lock:  # every chunk is handed out: the thread records no more
+            handed = list(self._handed)
+        for chunk, future in handed:
+            problems += future.result() if future is not None else _render_groups(*self._args, chunk)
+        return sorted(problems)
+
+    def stop(self) -> None:
+        """No more chunks to the pool; those it has not started are cancelled (after ``finish``: none)."""
+        with self._lock:
+            self._stopping = True
+        self._free.release()  # wakes the thread if it waits for a free slot
+        self._thread.join()
+        for _, future in self._handed:
+            if future is not None:
+                future.cancel()
 
 
 def _render_groups(files: SiteFiles, previous: str, info: SiteInfo, templates_dir: str, facts: BuildIndex,

@@ -395,14 +395,57 @@ def test_runs_table_shows_values_missing_runs_and_escaped_versions(tmp_path):
            'mrr-daily-build-125</a></td><td>2022-01-26 03:00</td><td>missing</td>' in html
 
 
-def test_pool_chunks_keep_group_order_and_balance_the_drill_downs():
+def _tasks(renders: list[int]) -> list:
     results, _, _, _ = site_inputs()
-    tasks = [site_mod.GroupTask(("tb", "nic", str(i)), [results[0]], [(results[0], None)] * n, True)
-             for i, n in enumerate([5, 1, 1, 1, 1, 9, 0, 2])]
-    # 28 units (drill-downs + 1 per group page), 3 chunks: a chunk closes once it holds 10 or more
-    chunks = site_mod._balanced(tasks, 3)
-    assert [t for c in chunks for t in c] == tasks
-    assert [sum(len(t.render) + 1 for t in c) for c in chunks] == [6 + 2 + 2, 2 + 2 + 10, 1 + 3]
+    return [site_mod.GroupTask(("tb", "nic", str(i)), [results[0]], [(results[0], None)] * n, True)
+            for i, n in enumerate(renders)]
+
+
+def test_chunks_hand_out_the_largest_groups_first_and_shrink_towards_the_end(monkeypatch):
+    # weights (drill-downs + 1 per group page) 6 2 2 2 2 10 1 3, largest first (equal ones in
+    # group order): 10 6 3 2 2 2 2 1 = 28. Two processes: a chunk closes once it holds an eighth
+    # of what is left (4 of 28, 3 of 18, 2 of 12, 2 of 9, then 1): a group each.
+    tasks = _tasks([5, 1, 1, 1, 1, 9, 0, 2])
+    monkeypatch.setattr(site_mod, "MIN_CHUNK", 1)
+    got = list(iter(site_mod._Chunks(tasks, 2).take, None))
+    assert [t for c in got for t in c] == [tasks[i] for i in (5, 0, 7, 1, 2, 3, 4, 6)]
+    assert [[tasks.index(t) for t in c] for c in got] == [[5], [0], [7], [1], [2], [3], [4], [6]]
+    monkeypatch.setattr(site_mod, "MIN_CHUNK", 5)  # 10; 6; 3 + 2; 2 + 2 + 2; 1
+    got = list(iter(site_mod._Chunks(tasks, 2).take, None))
+    assert [[tasks.index(t) for t in c] for c in got] == [[5], [0], [7, 1], [2, 3, 4], [6]]
+    monkeypatch.setattr(site_mod, "MIN_CHUNK", 16)  # never smaller than that: 10 + 6
+    assert [len(c) for c in iter(site_mod._Chunks(tasks, 2).take, None)] == [2, 6]
+
+
+def test_chunks_taken_by_racing_threads_are_each_handed_out_once():
+    import threading
+
+    tasks = _tasks([i % 7 for i in range(400)])
+    chunks = site_mod._Chunks(tasks, 3)
+    taken: list = []
+
+    def take() -> None:
+        while (got := chunks.take()) is not None:
+            taken.append(got)
+
+    threads = [threading.Thread(target=take) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    handed = [id(t) for c in taken for t in c]
+    assert sorted(handed) == sorted(id(t) for t in tasks)  # every group once
+
+
+def test_a_pool_that_refuses_work_leaves_its_chunks_to_this_process(tmp_path):
+    """A pool that is shut down (or broken) takes no chunk: this process draws the whole site,
+    the same bytes."""
+    render(tmp_path / "own", workers=1)
+    pool = site_mod.render_pool(2)
+    assert pool is not None
+    pool.shutdown()
+    render(tmp_path / "refused", workers=2, pool=pool)
+    assert all_files(tmp_path / "refused" / "site") == all_files(tmp_path / "own" / "site")
 
 
 def _alert_rows(html: str) -> dict[str, str]:
