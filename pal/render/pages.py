@@ -327,6 +327,7 @@ class BuildCells:
         self._links = links
         self.facts = facts
         self._cache: dict[tuple[str, int], tuple[str, str]] = {}
+        self._times: dict[str | None, str] = {}
 
     def get(self, job: str, build: int) -> tuple[str, str]:
         """(``<td>build link</td>``, ``<td>version</td><td>testbed</td>``)."""
@@ -340,6 +341,13 @@ class BuildCells:
             tail = f"<td>{escape(f.version)}</td><td>{escape(f.testbed)}</td>"
             cells = self._cache[k] = (f"<td>{link}</td>", tail)
         return cells
+
+    def time(self, label: str | None) -> str:
+        """``<td>label</td>``, escaped once per distinct label (a job's runs share theirs)."""
+        cell = self._times.get(label)
+        if cell is None:
+            cell = self._times[label] = f"<td>{escape(label or '')}</td>"
+        return cell
 
 
 def _fixed(values: np.ndarray, digits: int) -> list[str]:
@@ -359,7 +367,7 @@ def runs_table(r: SeriesResult, times: list[str | None], cells: BuildCells, divi
 
     Built here rather than in the template: it is the hot part of thousands of pages (one piece,
     not a Jinja loop over 30 rows). Texts are escaped (build cells by ``BuildCells``; time
-    labels are digits from numpy, escaped all the same).
+    labels are digits from numpy, escaped all the same, once per label by ``BuildCells``).
     """
     key = r.key
     n = len(r.values)
@@ -376,7 +384,7 @@ def runs_table(r: SeriesResult, times: list[str | None], cells: BuildCells, divi
         missing = not shown[j]
         value = "missing" if missing else shown[j]
         sd = f"<td>{sds[j]}</td>" if sds is not None else ""
-        rows.append(f"<tr{MISSING_CLASS if missing else ''}>{build}<td>{escape(times[i] or '')}</td>"
+        rows.append(f"<tr{MISSING_CLASS if missing else ''}>{build}{cells.time(times[i])}"
                     f"<td>{value}</td>{sd}<td>{trend[j]}</td>{tail}</tr>\n")
     return len(rows), Markup("".join(rows))
 
