@@ -266,6 +266,10 @@ def _plain(d: dict) -> dict:
 
 #: series per executor task: big enough that pickling a chunk costs little beside its MDL work
 CHUNK_SERIES = 200
+#: series per chunk a render worker analyses ahead (``AnalysisAhead``): the run's process waits
+#: at the end for the two chunks the worker holds (the one it analyses and the next), about
+#: 0.3 s with 200; a task's own cost (spec and hand-over) is well under a millisecond
+AHEAD_CHUNK = 50
 
 
 def analyse_all(inputs: Iterable[SeriesInput], spec: Spec, single_testbed: set[str], executor: Any = None,
@@ -296,8 +300,9 @@ def analyse_all(inputs: Iterable[SeriesInput], spec: Spec, single_testbed: set[s
 class AnalysisAhead:
     """Series analysed on a pool's worker while this process is still reading the window.
 
-    ``add`` sends the series of each job, as they are cut, in chunks of ``chunk`` series to the
-    pool (``concurrent.futures``; a spawned render worker, which is idle until the drawing).
+    ``add`` sends the series of each job, as they are cut, in chunks of ``chunk`` series
+    (``AHEAD_CHUNK``) to the pool (``concurrent.futures``; a spawned render worker, which is idle
+    until the drawing).
     ``results`` analyses here the chunks no worker has started, from the last one back, waits
     for the others, and returns every result in the order added: the same results as
     ``analyse_all`` (the same code on the same inputs). A chunk whose worker failed is analysed
@@ -306,7 +311,7 @@ class AnalysisAhead:
 
     def __init__(self, pool: Any, spec: Spec, single_testbed: set[str], chunk: int | None = None):
         self._pool, self._spec, self._single = pool, spec, single_testbed
-        self._chunk = chunk or CHUNK_SERIES
+        self._chunk = chunk or AHEAD_CHUNK
         self._items: list[tuple[list[SeriesInput], Spec, set[str]]] = []
         self._futures: list[Any] = []
         self.broken = False
