@@ -707,10 +707,19 @@ def _data_until(results: list[SeriesResult], builds: pd.DataFrame, generated_at:
     stamps = []
     if builds is not None and not builds.empty and "build_time" in builds.columns:
         stamps.append(pd.to_datetime(builds["build_time"], utc=True).max())
+    newest = None  # the newest of the series' (UTC, naive) newest times, one Timestamp at the end
     for r in results:
-        if len(r.times):
-            t = pd.Timestamp(r.times.max())
-            stamps.append(t.tz_localize("UTC") if t.tzinfo is None else t)
+        if len(r.times) == 0:
+            continue
+        if getattr(r.times, "dtype", None) == np.dtype("datetime64[ns]"):
+            m = r.times.max()  # NaT when the series has one: such a series is left out, as below
+            if not np.isnat(m) and (newest is None or m > newest):
+                newest = m
+            continue
+        t = pd.Timestamp(r.times.max())
+        stamps.append(t.tz_localize("UTC") if t.tzinfo is None else t)
+    if newest is not None:
+        stamps.append(pd.Timestamp(newest).tz_localize("UTC"))
     stamps = [s for s in stamps if s is not None and not pd.isna(s)]
     return max(stamps).strftime("%Y-%m-%d %H:%M UTC") if stamps else ""
 

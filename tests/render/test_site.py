@@ -618,3 +618,23 @@ def test_a_symlink_where_the_spare_goes_is_not_written_over(tmp_path):
     site_mod.wait_for_cleanup(tmp_path / "out")  # the link is removed with the old site, not its target
     assert (elsewhere / "index.html").read_text("utf-8") == "someone else's"
     assert (tmp_path / "out" / ".site-spare" / "index.html").is_file()
+
+
+def test_data_until_is_the_newest_time_of_the_data_never_the_clock():
+    import dataclasses
+    from datetime import datetime, timezone
+
+    import numpy as np
+    import pandas as pd
+
+    a, b, c = make_result([1.0, 2.0]), make_result([1.0, 2.0]), make_result([1.0, 2.0])
+    a = dataclasses.replace(a, times=np.array(["2026-03-01T10:00", "2026-03-04T08:15"], dtype="datetime64[ns]"))
+    b = dataclasses.replace(b, times=np.array(["2026-03-02T00:00", "2026-03-03T23:59"], dtype="datetime64[ns]"))
+    # a series with a missing time is left out whole (its newest time is unknown)
+    c = dataclasses.replace(c, times=np.array(["2026-03-09T00:00", "NaT"], dtype="datetime64[ns]"))
+    assert site_mod._data_until([a, b, c], pd.DataFrame(), None) == "2026-03-04 08:15 UTC"
+    builds = pd.DataFrame({"build_time": pd.to_datetime(["2026-03-05T06:00Z", "2026-03-01T00:00Z"])})
+    assert site_mod._data_until([a, b, c], builds, None) == "2026-03-05 06:00 UTC"
+    assert site_mod._data_until([], pd.DataFrame(), None) == ""
+    when = datetime(2026, 1, 2, 3, 4, tzinfo=timezone.utc)
+    assert site_mod._data_until([a], builds, when) == "2026-01-02 03:04 UTC"
