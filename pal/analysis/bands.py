@@ -177,17 +177,17 @@ def _rolling_stats(valid: np.ndarray, window: int, first: int, stop: int) -> np.
 def rolling_bands(values: np.ndarray, window: int = DEFAULTS["window"], min_history: int = DEFAULTS["min_history"],
                   sigma: float = DEFAULTS["sigma"]) -> dict[str, np.ndarray]:
     """Per sample: MM, TMA, TMSD and TMA ± sigma·TMSD of the valid runs before it (NaN while too few)."""
-    x = np.asarray(values, dtype=np.float64)
+    x = np.ascontiguousarray(values, dtype=np.float64)
+    first = max(min_history, 1)
+    kernel = compiled.load("pal.analysis.bands_kernel") if USE_NUMBA and 1 <= window <= _PAIRWISE_BLOCK else None
+    if kernel is not None:  # all of it compiled: the steps below were half a drill-down's bands
+        mm, tma, lo, hi, tmsd = kernel.bands_at(x, window, first, float(sigma))
+        return {"mm": mm, "tma": tma, "tma_lo": lo, "tma_hi": hi, "tmsd": tmsd}
     present = ~np.isnan(x)
     valid = np.ascontiguousarray(x[present])
     # history length before each sample = valid runs strictly before it
     h = np.zeros(len(x), dtype=np.intp)
     np.cumsum(present[:-1], out=h[1:])
-    first, stop = max(min_history, 1), min(window, len(valid) + 1)
-    kernel = compiled.load("pal.analysis.bands_kernel") if USE_NUMBA and 1 <= window <= _PAIRWISE_BLOCK else None
-    if kernel is not None:
-        stats = kernel.rolling_stats(valid, window, first, stop)
-    else:
-        stats = _rolling_stats(valid, window, first, stop)
+    stats = _rolling_stats(valid, window, first, min(window, len(valid) + 1))
     mm, tma, tmsd = stats[:, h]
     return {"mm": mm, "tma": tma, "tma_lo": tma - sigma * tmsd, "tma_hi": tma + sigma * tmsd, "tmsd": tmsd}

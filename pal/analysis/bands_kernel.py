@@ -62,6 +62,30 @@ def _sorted_into(ordered, w):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
+def _insert(ordered, n, v):
+    """``v`` into the sorted ``ordered[:n]``, after the values equal to it (as ``_sorted_into``
+    places the later of equal values): the stable sort of the values and ``v``, ``n + 1`` long."""
+    j = n
+    while j > 0 and ordered[j - 1] > v:
+        ordered[j] = ordered[j - 1]
+        j -= 1
+    ordered[j] = v
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _slide(ordered, n, old, new):
+    """The stable sort of a window moved on by one (``ordered[:n]`` that of the window before):
+    its oldest value ``old`` out, the newest ``new`` in. ``old`` is the first of the values equal
+    to it (the sort is stable and it is the oldest), so the first equal one is taken out."""
+    j = 0
+    while ordered[j] != old:
+        j += 1
+    for i in range(j, n - 1):
+        ordered[i] = ordered[i + 1]
+    _insert(ordered, n - 1, new)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
 def _quantile(ordered, n, q):
     """numpy's ``linear`` quantile q of the n sorted values, with its ``_lerp``."""
     virtual = (n - 1) * q
@@ -93,7 +117,10 @@ def rolling_stats(valid, window, first, stop):
     ordered = np.empty(max(window, 1))
     for h in range(first, stop):  # short prefixes: the kept values only, in their order
         w = valid[:h]
-        _sorted_into(ordered, w)
+        if h == first:
+            _sorted_into(ordered, w)
+        else:  # one more value than the prefix before: inserted, not the prefix sorted again
+            _insert(ordered, h - 1, w[h - 1])
         q2, low, high = _fences(ordered, h)
         k = 0
         for v in w:
@@ -109,7 +136,10 @@ def rolling_stats(valid, window, first, stop):
         stats[2, h] = math.sqrt(_sum(buf, k) / (k - 1)) if k > 1 else 0.0
     for h in range(window, m + 1):  # full windows: every value, the outliers as 0.0
         w = valid[h - window:h]
-        _sorted_into(ordered, w)
+        if h == window:
+            _sorted_into(ordered, w)
+        else:  # the window before, moved on by one value
+            _slide(ordered, window, valid[h - window - 1], w[window - 1])
         q2, low, high = _fences(ordered, window)
         cnt = 0
         for i in range(window):
@@ -124,3 +154,32 @@ def rolling_stats(valid, window, first, stop):
         stats[1, h] = mean
         stats[2, h] = math.sqrt(_sum(buf, window) / max(cnt - 1, 1)) if cnt > 1 else 0.0
     return stats
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def bands_at(x, window, first, sigma):
+    """Rows MM, TMA, TMA - sigma·TMSD, TMA + sigma·TMSD, TMSD per sample of ``x`` (NaN: a missing
+    run), each from the valid runs before the sample: ``bands.rolling_bands`` in one call, its
+    NumPy steps (the valid runs, their count before each sample, the columns of ``rolling_stats``
+    taken and the band edges) done here with the same float operations."""
+    n = len(x)
+    valid = np.empty(n)
+    m = 0
+    for i in range(n):
+        if not math.isnan(x[i]):
+            valid[m] = x[i]
+            m += 1
+    stats = rolling_stats(valid[:m], window, first, min(window, m + 1))
+    out = np.empty((5, n))
+    h = 0
+    for i in range(n):
+        tma = stats[1, h]
+        tmsd = stats[2, h]
+        out[0, i] = stats[0, h]
+        out[1, i] = tma
+        out[2, i] = tma - sigma * tmsd
+        out[3, i] = tma + sigma * tmsd
+        out[4, i] = tmsd
+        if not math.isnan(x[i]):
+            h += 1
+    return out
