@@ -3,7 +3,9 @@
 Why compiled: every drill-down's static graph draws the rolling bands of its series, and the
 NumPy form (a sorted sliding-window matrix, a dozen array calls, the short prefixes in Python)
 was a sixth of a page's cost, for some 170 windows of 14 values. Here one loop per window, into
-buffers allocated once per series.
+buffers allocated once per series; each window's sorted values are the previous window's with
+one value taken out and one put in (``_slide``), not sorted again; ``bands_at`` does the
+wrapper's steps too (a call per series instead of a dozen NumPy calls).
 
 Exactness (the bands must be the NumPy form's bit for bit, which the tests compare): the
 quartiles are numpy's ``linear`` quantile with its ``_lerp``; sums are numpy's pairwise order
