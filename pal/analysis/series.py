@@ -152,14 +152,22 @@ def split_series(samples: pd.DataFrame, spec: Spec) -> list[SeriesInput]:
     attr_cols = {c: text(c, lasts) for c in ATTR_COLUMNS}
     sets = sets_all[rows][keep][starts]
     out: list[SeriesInput] = []
+    # The series of a job mostly ran in the same builds: they share one builds array and one
+    # times array (read-only), so a pickle of many series (a chunk sent to a worker, its results
+    # sent back, a render chunk) holds them once, and so does memory (a year: 36,000 series)
+    axes: dict[bytes, tuple[np.ndarray, np.ndarray]] = {}
     for i, (s, e) in enumerate(zip(starts.tolist(), ends.tolist())):
         # per-series texts only: the build facts of each run (testbed, DUT version) are in the builds
         # table, once per build; three per-run lists here were half of a result's pickle and unread
         attrs: dict[str, Any] = {c: v[i] for c, v in attr_cols.items()}
         key = SeriesKey(jobs[i], ids[i], metrics[i])
         trials = None if trials_all is None else [_trial_list(t) for t in trials_all[s:e]]
-        out.append(SeriesInput(key, str(sets[i]), builds[s:e], times_all[s:e], values_all[s:e],
-                               stdevs_all[s:e], attrs, trials))
+        b, t = builds[s:e], times_all[s:e]
+        axis = axes.get(seen := b.tobytes() + t.tobytes())
+        if axis is None:
+            b.flags.writeable = t.flags.writeable = False
+            axis = axes[seen] = (b, t)
+        out.append(SeriesInput(key, str(sets[i]), axis[0], axis[1], values_all[s:e], stdevs_all[s:e], attrs, trials))
     return out
 
 

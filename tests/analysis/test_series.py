@@ -142,3 +142,25 @@ def test_split_series_is_the_same_from_categoricals(categories):
     for a, b in zip(got, want):
         assert a.attrs == b.attrs and a.test_set == b.test_set
         assert np.array_equal(a.builds, b.builds) and np.array_equal(a.values, b.values)
+
+
+def test_series_of_a_job_that_ran_in_the_same_builds_share_their_axes_read_only():
+    """One builds array and one times array per distinct axis: a pickle of many series holds
+    them once (measured: 1,500 results in chunks of 100, 11.1 -> 7.0 MB, loads 154 -> 44 ms)."""
+    import pickle
+
+    mrr = "csit-vpp-perf-mrr-daily-master-2n-icx"
+    rows = [{"job": mrr, "test_id": f"ip4.{test}", "metric": "mrr", "build": b, "value": float(b), "stdev": 0.0,
+             "build_time": pd.Timestamp("2024-01-01", tz="UTC") + pd.Timedelta(days=b), "tags": ("MRR",)}
+            for test, builds in (("a", (1, 2, 3)), ("b", (1, 2, 3)), ("c", (1, 3))) for b in builds]
+    spec = Spec(name="t", jobs=[JobSpec(mrr)], sources=[SourceSpec("l", "local", path=".")],
+                test_sets=[TestSet("mrr")])
+    a, b, c = split_series(coerce_samples(pd.DataFrame(rows)), spec)
+    assert [s.key.test_id for s in (a, b, c)] == ["ip4.a", "ip4.b", "ip4.c"]
+    assert a.builds is b.builds and a.times is b.times and c.builds is not a.builds
+    assert c.builds.tolist() == [1, 3] and a.builds.tolist() == [1, 2, 3]
+    assert np.array_equal(c.times, a.times[[0, 2]])
+    assert a.values is not b.values
+    assert not a.builds.flags.writeable and not a.times.flags.writeable
+    back = pickle.loads(pickle.dumps([a, b, c]))
+    assert back[0].builds is back[1].builds and back[2].builds.tolist() == [1, 3]
