@@ -75,11 +75,12 @@ MAX_TRACES = 10  # tests per group graph; more are split over several graphs
 POOL_MIN_SERIES = 300  # below this a process pool costs more than it saves
 #: A chunk is 1 / (this x drawing processes) of the drill-downs not yet handed out (guided
 #: self-scheduling): large while there is plenty, small at the end, where this process waits for
-#: the chunks a worker holds. Fixed chunks (24 a worker) left it idle 0.3-0.9 s at the end of a
-#: daily run (a worker holds two: the one it draws and the next); a quarter of what is left a
-#: process (2), 0.4 s: the next chunk a worker holds was sized when it took it, a chunk earlier.
+#: the chunks a worker holds (two: the one it draws and the next, sized when it took it). At the
+#: end of a daily run (6,000 drill-downs, two processes) fixed chunks (24 a worker, in group
+#: order) left this process idle 0.3-0.9 s; a share of 2 in group order, 0.4 s (a large group
+#: handed out late); this share with the largest groups first (``_Chunks``), 0.05-0.07 s.
 GUIDED_SHARE = 4
-#: the smallest chunk, in drill-downs (and group pages): a chunk's hand-over costs 2-3 ms
+#: the smallest chunk, in drill-downs (and group pages): each chunk carries the build facts too
 MIN_CHUNK = 16
 #: chunks a pool worker holds at once: the one it draws and the next, so it never waits for one
 IN_FLIGHT = 2
