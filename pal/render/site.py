@@ -316,7 +316,7 @@ def _started() -> None:
 
 
 def _pool(workers: int | None, todo: int) -> ProcessPoolExecutor | None:
-    """A pool of ``workers - 1`` processes when it pays (this process draws too, ``_share``).
+    """A pool of ``workers - 1`` processes when it pays (this process draws too, ``_Feed.finish``).
 
     Workers are forked by the run's forkserver (``pal.executor.worker_context``), never a fork
     of this process: a worker forked from the run inherits the store's flock (held by
@@ -328,7 +328,7 @@ def _pool(workers: int | None, todo: int) -> ProcessPoolExecutor | None:
     """
     from pal.executor import worker_context
 
-    n = _workers(workers) - 1  # this process is the other worker (``_share``)
+    n = _workers(workers) - 1  # this process is the other worker (``_Feed.finish``)
     if n < 1 or todo < POOL_MIN_SERIES:
         return None
     return ProcessPoolExecutor(max_workers=n, mp_context=worker_context(),
@@ -471,7 +471,7 @@ def _render_groups(files: SiteFiles, previous: str, info: SiteInfo, templates_di
 @functools.lru_cache(maxsize=2)
 def _pages(info: SiteInfo, templates_dir: str) -> Pages:
     """A site's compiled templates, made once per process: a process draws many chunks, and each
-    took 10-15 ms to set up its Jinja environment (0.6 s of CPU over a daily run's 48 chunks).
+    took 10-15 ms to set up its Jinja environment (0.6 s of CPU over the 48 chunks of a daily run then).
     Jinja reloads a template whose file changed."""
     return Pages(info, Path(templates_dir))
 
