@@ -158,19 +158,21 @@ def reveal(history: Path, hidden: Path, oldest_only: bool = False) -> None:
 
 
 def reference_tree(rev: str, where: Path) -> Path | None:
-    """The previous code (``git archive rev``: pal/ and templates/) unpacked under ``where``."""
+    """The previous code (``git archive rev``: pal/ and templates/) unpacked under ``where``, and
+    byte-compiled, as an install (and ``make venv`` for this code) has it: where
+    PYTHONDONTWRITEBYTECODE is set, each of its processes would compile its modules on every run."""
     target = where / f"pal-{rev}"
-    if (target / "pal" / "__init__.py").exists():
-        return target
-    target.mkdir(parents=True, exist_ok=True)
-    try:
-        archive = subprocess.run(["git", "-C", str(REPO), "archive", rev, "pal", "templates"],
-                                 check=True, capture_output=True).stdout
-        subprocess.run(["tar", "-x", "-C", str(target)], input=archive, check=True)
-    except (OSError, subprocess.CalledProcessError) as exc:
-        print(f"reference {rev} not available ({exc}); ratios are left out", file=sys.stderr)
-        shutil.rmtree(target, ignore_errors=True)
-        return None
+    if not (target / "pal" / "__init__.py").exists():
+        target.mkdir(parents=True, exist_ok=True)
+        try:
+            archive = subprocess.run(["git", "-C", str(REPO), "archive", rev, "pal", "templates"],
+                                     check=True, capture_output=True).stdout
+            subprocess.run(["tar", "-x", "-C", str(target)], input=archive, check=True)
+        except (OSError, subprocess.CalledProcessError) as exc:
+            print(f"reference {rev} not available ({exc}); ratios are left out", file=sys.stderr)
+            shutil.rmtree(target, ignore_errors=True)
+            return None
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(target / "pal")], check=False)
     return target
 
 
