@@ -78,13 +78,18 @@ def _insert(ordered, n, v):
 def _slide(ordered, n, old, new):
     """The stable sort of a window moved on by one (``ordered[:n]`` that of the window before):
     its oldest value ``old`` out, the newest ``new`` in. ``old`` is the first of the values equal
-    to it (the sort is stable and it is the oldest), so the first equal one is taken out."""
+    to it (the sort is stable and it is the oldest), so the first equal one is taken out.
+    False, ``ordered`` untouched, if ``old`` is not there (never, for valid runs: the caller
+    then sorts the window itself rather than read past the buffer)."""
     j = 0
-    while ordered[j] != old:
+    while j < n and ordered[j] != old:
         j += 1
+    if j == n:
+        return False
     for i in range(j, n - 1):
         ordered[i] = ordered[i + 1]
     _insert(ordered, n - 1, new)
+    return True
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -138,10 +143,9 @@ def rolling_stats(valid, window, first, stop):
         stats[2, h] = math.sqrt(_sum(buf, k) / (k - 1)) if k > 1 else 0.0
     for h in range(window, m + 1):  # full windows: every value, the outliers as 0.0
         w = valid[h - window:h]
-        if h == window:
+        # the window before, moved on by one value
+        if h == window or not _slide(ordered, window, valid[h - window - 1], w[window - 1]):
             _sorted_into(ordered, w)
-        else:  # the window before, moved on by one value
-            _slide(ordered, window, valid[h - window - 1], w[window - 1])
         q2, low, high = _fences(ordered, window)
         cnt = 0
         for i in range(window):
