@@ -55,18 +55,13 @@ def _sorted_into(ordered, w):
     """``w`` sorted into ``ordered[:len(w)]`` (insertion sort: a window is a dozen values, and
     ``np.sort`` would allocate for each)."""
     for i in range(len(w)):
-        v = w[i]
-        j = i
-        while j > 0 and ordered[j - 1] > v:
-            ordered[j] = ordered[j - 1]
-            j -= 1
-        ordered[j] = v
+        _insert(ordered, i, w[i])
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def _insert(ordered, n, v):
-    """``v`` into the sorted ``ordered[:n]``, after the values equal to it (as ``_sorted_into``
-    places the later of equal values): the stable sort of the values and ``v``, ``n + 1`` long."""
+    """``v`` into the sorted ``ordered[:n]``, after the values equal to it (the later of equal
+    values goes last): the stable sort of the values and ``v``, ``n + 1`` long."""
     j = n
     while j > 0 and ordered[j - 1] > v:
         ordered[j] = ordered[j - 1]
