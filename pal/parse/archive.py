@@ -148,6 +148,7 @@ def declared_encoding(text: str) -> str | None:
     m = _DECL_ENCODING.match(text)
     return m.group(1) if m else None
 
+
 #: Byte order marks and the first bytes of "<?" / "<" in the encodings XML 1.0 allows
 #: (its appendix F): the prolog is read in the encoding the parser would use.
 _BOMS = ((b"\x00\x00\xfe\xff", "utf-32-be"), (b"\xff\xfe\x00\x00", "utf-32-le"), (b"\xef\xbb\xbf", "utf-8"),
