@@ -183,7 +183,7 @@ def render_svg(chart: Chart) -> str:
         f'<text x="14" y="{top + ph / 2:.1f}" text-anchor="middle" '
         f'transform="rotate(-90 14 {top + ph / 2:.1f})">{xml_text(chart.y_title)}</text>'
     )
-    out.append(_draw_items(chart.items, px, py))
+    out.append(_draw_items(chart.items, px, py, (top + ph, y0, sy)))
     out.append(_legend(tuple(map(tuple, chart.legend)), left, pw, h))
     out.append("</svg>\n")
     return "".join(out)
@@ -328,8 +328,12 @@ def _compiled_outline(draw, arrays: tuple, ok: np.ndarray, head: str, tail: str)
     return buf[:got].tobytes().decode() if got >= 0 else None
 
 
-def _draw_items(items: list, px, py) -> str:
-    """All items of a chart, in order; x positions computed once per distinct x array."""
+def _draw_items(items: list, px, py, frame: tuple[int, float, float] | None = None) -> str:
+    """All items of a chart, in order; x positions computed once per distinct x array.
+
+    ``frame``: ``py``'s numbers (``top + ph``, ``y0``, ``sy``), with which the consecutive lines,
+    bands and sample paths over one x array (a drill-down's five) are drawn by one compiled
+    call (``_together``) rather than one each."""
     out = _Text()
     last: list = [None, None, None]  # the last x array, its positions and where it is finite
 
@@ -339,9 +343,77 @@ def _draw_items(items: list, px, py) -> str:
         return last[1], last[2]
 
     kernel = text_kernel()
-    for it in items:
-        _draw(it, xpos, py, out, kernel)
+    i = 0
+    while i < len(items):
+        j = i
+        if kernel is not None and frame is not None:
+            while j < len(items) and _joinable(items[j], items[i].xs):
+                j += 1
+        text = _together(items[i:j], xpos, frame, kernel) if j - i > 1 else None
+        if text is None:
+            _draw(items[i], xpos, py, out, kernel)
+            i += 1
+        else:
+            out.text(text)
+            i = j
     return out.join()
+
+
+def _joinable(it, xs: np.ndarray) -> bool:
+    """A line, band or sample path over ``xs`` (the same array)."""
+    return it.xs is xs and not (type(it) is Dots and it.open)
+
+
+def _together(items: list, xpos, frame: tuple[int, float, float], kernel) -> str | None:
+    """``_draw`` of each item, in one call of ``text_kernel.drawn_items``; None where it gave up
+    (a point off the canvas: the caller draws the items one by one)."""
+    X, okx = xpos(items[0].xs)
+    rows: list[np.ndarray] = []
+    for it in items:
+        rows += (it.lo, it.hi) if isinstance(it, Band) else (it.ys,)
+    n = len(X)
+    try:
+        ys = np.array(rows, dtype=np.float64)  # the heights as py takes them (an int becomes its float)
+    except (TypeError, ValueError):  # not numbers, or not all as long
+        return None
+    if ys.shape != (len(rows), n):
+        return None
+    kinds, texts, bounds = _markup(tuple(_pieces(it) for it in items))
+    buf = np.empty(len(rows) * n * 30 + (n // 2 + 1) * len(texts) + 64, dtype=np.uint8)
+    c, y0, sy = frame
+    got = kernel.drawn_items(X, okx, ys, kinds, float(c), float(y0), float(sy), texts, bounds, buf)
+    return buf[:got].tobytes().decode() if got >= 0 else None
+
+
+def _pieces(it) -> tuple[str, str, str]:
+    """A line's, band's or sample path's kind (for ``text_kernel.drawn_items``) and its markup
+    before and after its points."""
+    if isinstance(it, Line):
+        dash = f' stroke-dasharray="{it.dash}"' if it.dash else ""
+        return "line", '<polyline points="', f'" fill="none" stroke="{it.color}" stroke-width="{it.width}"{dash}/>'
+    if isinstance(it, Band):
+        return "band", '<polygon points="', f'" fill="{it.color}" fill-opacity="{it.opacity}" stroke="none"/>'
+    return "samples", '<path class="samples" d="', (f'" fill="none" stroke="{it.color}" stroke-width="{2 * it.r}" '
+                                                     f'stroke-linecap="round"/>')
+
+
+@functools.lru_cache(maxsize=64)
+def _markup(pieces: tuple[tuple[str, str, str], ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The rows' kinds, their markup as one byte array and each row's (head, tail) bounds in it
+    (memoised: the drill-downs share their items' look)."""
+    codes = {"line": (0,), "band": (1, 3), "samples": (2,)}  # text_kernel's LINE, BAND + UPPER, SAMPLES
+    kinds: list[int] = []
+    bounds: list[tuple[int, int, int, int]] = []
+    text = b""
+    for kind, head, tail in pieces:
+        h, t = head.encode(), tail.encode()
+        start = len(text)
+        text += h + t
+        for code in codes[kind]:
+            kinds.append(code)
+            bounds.append((start, start + len(h), start + len(h), start + len(h) + len(t)))
+    return (np.array(kinds, dtype=np.int64), np.frombuffer(text, dtype=np.uint8),
+            np.array(bounds, dtype=np.int64).reshape(-1, 4))
 
 
 def _draw(it, xpos, py, out: _Text, kernel=None) -> None:
@@ -351,10 +423,9 @@ def _draw(it, xpos, py, out: _Text, kernel=None) -> None:
         X, ok = xpos(it.xs)
         ok = ok & np.isfinite(it.ys)
         Y = py(it.ys)
-        dash = f' stroke-dasharray="{it.dash}"' if it.dash else ""
-        tail = f'" fill="none" stroke="{it.color}" stroke-width="{it.width}"{dash}/>'
+        _, head, tail = _pieces(it)
         if kernel is not None:
-            text = _compiled_outline(kernel.polylines, (X, Y), ok, '<polyline points="', tail)
+            text = _compiled_outline(kernel.polylines, (X, Y), ok, head, tail)
             if text is not None:
                 out.text(text)
                 return
@@ -365,7 +436,7 @@ def _draw(it, xpos, py, out: _Text, kernel=None) -> None:
             keep = _corners(y)
             if not keep.all():
                 x, y = x[keep], y[keep]
-            out.text('<polyline points="')
+            out.text(head)
             out.points(x, y)
             out.text(tail)
         return
@@ -381,23 +452,24 @@ def _draw(it, xpos, py, out: _Text, kernel=None) -> None:
             return
         # samples: one path of zero-length segments with round caps draws a dot per point at a
         # fifth of the bytes of <circle> elements (a site has a million of them)
-        out.text('<path class="samples" d="')
+        _, head, tail = _pieces(it)
+        out.text(head)
         out.pairs(("M", " ", "h0", ""), flat)
-        out.text(f'" fill="none" stroke="{it.color}" stroke-width="{2 * it.r}" stroke-linecap="round"/>')
+        out.text(tail)
         return
     if isinstance(it, Band):
         X, ok = xpos(it.xs)
         ok = ok & np.isfinite(it.lo) & np.isfinite(it.hi)
         LO, HI = py(it.lo), py(it.hi)
-        tail = f'" fill="{it.color}" fill-opacity="{it.opacity}" stroke="none"/>'
+        _, head, tail = _pieces(it)
         if kernel is not None:
-            text = _compiled_outline(kernel.polygons, (X, LO, HI), ok, '<polygon points="', tail)
+            text = _compiled_outline(kernel.polygons, (X, LO, HI), ok, head, tail)
             if text is not None:
                 out.text(text)
                 return
         for a, b in _runs(ok):
             # the upper edge left to right, then the lower edge back: one closed outline
-            out.text('<polygon points="')
+            out.text(head)
             out.points(np.concatenate((X[a:b], X[a:b][::-1])), np.concatenate((HI[a:b], LO[a:b][::-1])))
             out.text(tail)
         return

@@ -16,6 +16,9 @@ Exactness (the texts are those of the Python forms, byte for byte, which the tes
   ``svg._texts`` does: ``rint(v * 10)`` tenths for coordinates in [0, 1000.04); they give up on
   anything else (``svg`` formats those with ``%.1f``). The two latter draw a whole line or band
   (its runs, the ends of its level stretches) as ``svg._draw`` does, from the same pixel arrays.
+* ``drawn_items`` draws several lines, bands and sample paths over one x array in one call:
+  their pixel heights are ``py``'s (``c - (v - y0) * sy``, the same two float operations in the
+  same order), then the loops above.
 """
 
 from __future__ import annotations
@@ -105,10 +108,20 @@ def _tenths(out, at, v):
     if not (v >= 0.0 and v < 1000.04):
         return -1
     t = np.int64(np.rint(v * 10.0))
-    at = _natural(out, at, t // 10)
-    out[at] = 46  # .
-    out[at + 1] = 48 + t % 10
-    return at + 2
+    whole = t // 10  # 0 ... 1000: its digits written without counting them first (``_natural``)
+    if whole >= 100:
+        if whole >= 1000:
+            out[at] = 48 + whole // 1000
+            at += 1
+        out[at] = 48 + whole // 100 % 10
+        at += 1
+    if whole >= 10:
+        out[at] = 48 + whole // 10 % 10
+        at += 1
+    out[at] = 48 + whole % 10
+    out[at + 1] = 46  # .
+    out[at + 2] = 48 + t % 10
+    return at + 3
 
 
 @njit(cache=True, nogil=True)
@@ -200,4 +213,65 @@ def polygons(xs, lo, hi, ok, head, tail, out):
                 return -1
         at = _write(out, at, tail, 0, len(tail))
         a, i = _next_run(ok, i)
+    return at
+
+
+#: ``drawn_items``' kinds of row: a line, a band (this row its lower edge, the next its upper),
+#: samples (a path of round-capped dots), the upper edge of the band before
+LINE, BAND, SAMPLES, UPPER = 0, 1, 2, 3
+
+
+@njit(cache=True, nogil=True)
+def drawn_items(xs, okx, ys, kinds, c, y0, sy, texts, bounds, out):
+    """``svg._draw`` of each row of ``ys`` (values in data units over the pixel x positions
+    ``xs``, finite where ``okx``) as its kind says (``LINE``, ``BAND`` + ``UPPER``, ``SAMPLES``),
+    into ``out``, in order. A row's markup is ``texts[bounds[r, 0]:bounds[r, 1]]`` (its head), its
+    points, ``texts[bounds[r, 2]:bounds[r, 3]]`` (its tail); a sample path without a valid point
+    is not written. The length written, or -1 when a point is outside [0, 1000.04) (the caller
+    then draws the items one by one)."""
+    n = len(xs)
+    lo = np.empty(n)
+    hi = np.empty(n)
+    ok = np.empty(n, dtype=np.bool_)
+    at = 0
+    for r in range(ys.shape[0]):
+        kind = kinds[r]
+        if kind == UPPER:
+            continue
+        valid = 0
+        for k in range(n):
+            v = ys[r, k]
+            lo[k] = c - (v - y0) * sy
+            ok[k] = okx[k] and math.isfinite(v)
+            if kind == BAND:
+                w = ys[r + 1, k]
+                hi[k] = c - (w - y0) * sy
+                ok[k] = ok[k] and math.isfinite(w)
+            valid += ok[k]
+        head = texts[bounds[r, 0]:bounds[r, 1]]
+        tail = texts[bounds[r, 2]:bounds[r, 3]]
+        if kind == LINE:
+            got = polylines(xs, lo, ok, head, tail, out[at:])
+        elif kind == BAND:
+            got = polygons(xs, lo, hi, ok, head, tail, out[at:])
+        elif valid == 0:
+            continue  # no sample to draw: no path
+        else:
+            got = _write(out, at, head, 0, len(head)) - at
+            for k in range(n):
+                if ok[k]:
+                    out[at + got] = 77  # M
+                    got = _tenths(out, at + got + 1, xs[k])
+                    if got < 0:
+                        return -1
+                    out[got] = 32  # blank
+                    got = _tenths(out, got + 1, lo[k])
+                    if got < 0:
+                        return -1
+                    out[got], out[got + 1] = 104, 48  # h0
+                    got = got + 2 - at
+            got = _write(out, at + got, tail, 0, len(tail)) - at
+        if got < 0:
+            return -1
+        at += got
     return at

@@ -164,3 +164,60 @@ def test_a_point_off_the_canvas_sends_the_line_to_python():
     assert svg._compiled_outline(kernel.polylines, (64 + xs * 0.5, 260 - ys * 2.0), ok, "<p>", "</p>") is None
     assert svg._compiled_outline(kernel.polylines, (64 + xs * 0.5, 260 - ys / 2), ok, "<p>", "</p>") == \
         "<p>64.0,255.0 65.0,160.0 66.0,255.0</p>"
+
+
+def _items(seed: int) -> list:
+    """A drill-down's kinds of item over one x array, with gaps, level stretches, lone points, an
+    empty sample path now and then and (some seeds) points off the canvas."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(0, 90))
+    xs = np.arange(n, dtype=float) * 3.0
+    if seed % 7 == 0 and n:
+        xs[rng.integers(0, n)] = np.nan
+
+    def heights() -> np.ndarray:
+        levels = np.repeat(rng.uniform(0, 110, max(1, n // 8 + 1)), 8)[:n] + rng.choice([0.0, 0.01, 0.3], n)
+        return np.where(rng.random(n) < 0.15, np.nan, levels)
+
+    ys = heights()
+    if seed % 5 == 0 and n:
+        ys[rng.integers(0, n)] = 200.0  # off the canvas
+    samples = np.full(n, np.nan) if seed % 6 == 0 else heights()
+    lo = ys - rng.uniform(0, 5, n)
+    items = [svg.Band(xs, lo, lo + rng.uniform(0, 9, n), "#9467bd"), svg.Line(xs, heights(), "#9467bd", 1.0),
+             svg.Line(xs, heights(), "#7f7f7f", 1.0, dash="4 3"), svg.Line(xs, ys, "#ff7f0e", 2.0),
+             svg.Dots(xs, samples, "#1f77b4")]
+    if n:
+        items.append(svg.Dots(xs[:1], ys[:1], svg.RED, r=6.0, open=True))  # its own x array: drawn alone
+    return items
+
+
+def _all_drawn(items: list, frame) -> str:
+    return svg._draw_items(items, lambda xs: 64 + xs * 0.5, lambda v: 28 + 232 - (v - 0.0) * 2.0, frame)
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_a_charts_items_are_drawn_the_same_in_one_call(seed):
+    """``drawn_items`` (every line, band and sample path over one x array in one call) writes what
+    ``_draw`` writes item by item, or gives up (a point off the canvas) and the items are drawn one
+    by one."""
+    items = _items(seed)
+    assert _all_drawn(items, (28 + 232, 0.0, 2.0)) == _all_drawn(items, None)
+
+
+def test_the_one_call_draws_an_on_canvas_chart_and_gives_up_off_it():
+    xs = np.arange(6, dtype=float)
+    items = [svg.Band(xs, np.full(6, 10.0), np.full(6, 12.0), "#111111"), svg.Line(xs, np.arange(6.0), "#222222"),
+             svg.Dots(xs, np.array([1.0, np.nan, 3.0, 4.0, 5.0, 6.0]), "#333333")]
+    frame = (28 + 232, 0.0, 2.0)
+
+    def xpos(v):
+        return 64 + v * 0.5, np.isfinite(v)
+
+    together = svg._together(items, xpos, frame, kernel)
+    one_by_one = "".join(_all_drawn([it], None) for it in items)
+    assert together == one_by_one
+    assert together.startswith('<polygon points="64.0,236.0 64.5,236.0') and together.count("h0") == 5
+    items[1] = svg.Line(xs, np.array([0.0, 1.0, 200.0, 3.0, 4.0, 5.0]), "#222222")  # y 200 -> pixel -140
+    assert svg._together(items, xpos, frame, kernel) is None
+    assert _all_drawn(items, frame) == _all_drawn(items, None)
