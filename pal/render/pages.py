@@ -170,6 +170,7 @@ class Axis:
     labels: list[str | None]
     x: Json
     b: Json
+    key: bytes  # its times and builds (what ``Pages._axis`` tells axes apart by)
 
 
 class Pages:
@@ -191,7 +192,7 @@ class Pages:
             if len(self._axes) > 256:
                 self._axes.clear()
             labels = graphs.time_labels(t)
-            axis = self._axes[k] = Axis(labels, Json(js_json(labels)), Json(js_json(b.tolist())))
+            axis = self._axes[k] = Axis(labels, Json(js_json(labels)), Json(js_json(b.tolist())), k)
         return axis
 
     def _series_json(self, result: SeriesResult) -> str:
@@ -227,13 +228,13 @@ class Pages:
         slug = key.slug()
         nic = str(result.attrs.get("nic") or "")
         name = short_name(key, nic)
-        labels = self._axis(result).labels
+        axis = self._axis(result)
         bands = graphs.drawn_bands(result)  # for the SVG: graph.js makes the rolling ones from the payload
         common = self._series_json(result)
         drawn = graphs.bands_data(result)
         data = f'{common[:-1]},{js_encode(drawn)[1:]}' if drawn else common  # ``series_data`` with them
         chart = graphs.detail_chart(result, f"{name} ({key.metric})", bands)
-        ctx = self._series_context(result, slug, name, facts, extras, svg_height(chart), labels)
+        ctx = self._series_context(result, slug, name, facts, extras, svg_height(chart), axis)
         ctx["has_bands"] = bool(bands)
         ctx["svg"] = Markup(svg.render_svg(chart))  # built from escaped text only (xml_text)
         ctx["data"] = Markup(data)  # JSON with <, > and & escaped: nothing in it ends its <script> element
@@ -241,8 +242,9 @@ class Pages:
         return common
 
     def _series_context(self, r: SeriesResult, slug: str, name: str, facts: BuildIndex,
-                        extras: SeriesExtras, height: int, times: list[str | None]) -> dict:
+                        extras: SeriesExtras, height: int, axis: Axis) -> dict:
         key, links = r.key, self.info.links
+        times = axis.labels
         sc = scale_for(r)
         anomalies = []
         builds = np.asarray(r.builds)
@@ -271,7 +273,7 @@ class Pages:
         has_stdev = bool(np.isfinite(np.asarray(r.stdevs, dtype=float)).any())
         if self._cells is None or self._cells.facts is not facts:
             self._cells = BuildCells(links, facts)
-        recent_count, recent = runs_table(r, times, self._cells, sc.divisor, sc.digits + 2, has_stdev)
+        recent_count, recent = runs_table(r, axis, self._cells, sc.divisor, sc.digits + 2, has_stdev)
         comp = r.compliance
         gkey = group_key(r)
         return {
@@ -328,6 +330,7 @@ class BuildCells:
         self.facts = facts
         self._cache: dict[tuple[str, int], tuple[str, str]] = {}
         self._times: dict[str | None, str] = {}
+        self._recent: dict[tuple[str, bytes], list[tuple[str, str]]] = {}
 
     def get(self, job: str, build: int) -> tuple[str, str]:
         """(``<td>build link</td>``, ``<td>version</td><td>testbed</td>``)."""
@@ -349,6 +352,24 @@ class BuildCells:
             cell = self._times[label] = f"<td>{escape(label or '')}</td>"
         return cell
 
+    def recent(self, job: str, axis: Axis, builds: np.ndarray) -> list[tuple[str, str]]:
+        """The runs table's cells before and after the numbers (``get``'s, with the ``time``
+        between) of the last ``RECENT_RUNS`` runs on ``axis`` (whose builds are ``builds``), newest
+        first: once per axis, which the series of a job share (two lookups a row were a third of
+        the table's cost)."""
+        k = (job, axis.key)
+        heads = self._recent.get(k)
+        if heads is None:
+            if len(self._recent) > 256:
+                self._recent.clear()
+            n = len(axis.labels)
+            heads = []
+            for i in range(n - 1, max(0, n - RECENT_RUNS) - 1, -1):
+                build, tail = self.get(job, int(builds[i]))
+                heads.append((build + self.time(axis.labels[i]), tail))
+            self._recent[k] = heads
+        return heads
+
 
 def _fixed(values: np.ndarray, digits: int) -> list[str]:
     """``fmt`` of a whole array at once: fixed decimals, blank for NaN/inf."""
@@ -360,7 +381,7 @@ def _fixed(values: np.ndarray, digits: int) -> list[str]:
     return out
 
 
-def runs_table(r: SeriesResult, times: list[str | None], cells: BuildCells, divisor: float,
+def runs_table(r: SeriesResult, axis: Axis, cells: BuildCells, divisor: float,
                digits: int, has_stdev: bool) -> tuple[int, Markup]:
     """How many runs, and the rows of the last RECENT_RUNS runs, newest first, as one ready piece
     of HTML (a row a line).
@@ -369,23 +390,17 @@ def runs_table(r: SeriesResult, times: list[str | None], cells: BuildCells, divi
     not a Jinja loop over 30 rows). Texts are escaped (build cells by ``BuildCells``; time
     labels are digits from numpy, escaped all the same, once per label by ``BuildCells``).
     """
-    key = r.key
     n = len(r.values)
     lo = max(0, n - RECENT_RUNS)
     sel = slice(n - 1, lo - 1 if lo > 0 else None, -1)
     values = np.asarray(r.values, dtype=float)[sel]
     shown = _fixed(values / divisor, digits)
     trend = _fixed(np.asarray(r.trend, dtype=float)[sel] / divisor, digits)
-    sds = _fixed(np.asarray(r.stdevs, dtype=float)[sel] / divisor, digits) if has_stdev else None
-    builds = np.asarray(r.builds)[sel].tolist()
-    rows = []
-    for j, i in enumerate(range(n - 1, lo - 1, -1)):
-        build, tail = cells.get(key.job, int(builds[j]))
-        missing = not shown[j]
-        value = "missing" if missing else shown[j]
-        sd = f"<td>{sds[j]}</td>" if sds is not None else ""
-        rows.append(f"<tr{MISSING_CLASS if missing else ''}>{build}{cells.time(times[i])}"
-                    f"<td>{value}</td>{sd}<td>{trend[j]}</td>{tail}</tr>\n")
+    sds = [f"<td>{t}</td>" for t in _fixed(np.asarray(r.stdevs, dtype=float)[sel] / divisor, digits)] \
+        if has_stdev else [""] * len(shown)
+    rows = [f"<tr{MISSING_CLASS}>{head}<td>missing</td>{sd}<td>{t}</td>{tail}</tr>\n" if not value else
+            f"<tr>{head}<td>{value}</td>{sd}<td>{t}</td>{tail}</tr>\n"
+            for (head, tail), value, sd, t in zip(cells.recent(r.key.job, axis, np.asarray(r.builds)), shown, sds, trend)]
     return len(rows), Markup("".join(rows))
 
 

@@ -8,10 +8,11 @@ import time
 from html.parser import HTMLParser
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from pal.alerts import alert_samples
-from pal.render import render_site, site as site_mod
+from pal.render import graphs, render_site, site as site_mod
 from pal.report import RunReport
 from tests.render.conftest import EVIL, RANGE_URL, render, site_inputs
 from tests.render.factory import make_result, make_spec
@@ -393,6 +394,34 @@ def test_runs_table_shows_values_missing_runs_and_escaped_versions(tmp_path):
                       "<td>tb-1</td>")
     assert '<tr class="missing"><td><a href="https://jenkins.example/job/csit-vpp-perf-mrr-daily-master-2n-icx/125">' \
            'mrr-daily-build-125</a></td><td>2022-01-26 03:00</td><td>missing</td>' in html
+
+
+def test_runs_tables_of_a_job_on_different_axes_keep_their_own_builds_and_times(tmp_path):
+    """The table's build and time cells are made once per axis (``BuildCells.recent``): a series
+    that started later (other times for the same builds) gets its own, a series on the same axis
+    the same."""
+    from tests.render.factory import builds_for, samples_for
+
+    rng = np.random.default_rng(4)
+    long = make_result(20e6 + rng.normal(0, 1e5, 40), first_build=100)
+    same = make_result(10e6 + rng.normal(0, 1e5, 40), first_build=100, test_id="tests.vpp.perf.ip4.x.64b-1c-same-mrr")
+    late = make_result(30e6 + rng.normal(0, 1e5, 20), first_build=120, test_id="tests.vpp.perf.ip4.x.64b-1c-late-mrr")
+    results = [long, same, late]
+    index = render_site(tmp_path, results, samples_for(results), builds_for(results), RunReport(), make_spec())
+
+    def table(r):
+        html = (index.parent / "s" / f"{r.key.slug()}.html").read_text("utf-8")
+        return re.findall(r"mrr-daily-build-(\d+)</a></td><td>([^<]*)</td><td>([^<]*)</td>",
+                          html[html.index('<table class="runs">'):])
+
+    def expected(r):
+        labels = graphs.time_labels(r.times)
+        return [(str(int(r.builds[i])), labels[i], f"{r.values[i] / 1e6:.4f}") for i in range(len(r.values) - 1, -1, -1)][:30]
+
+    for r in results:
+        assert table(r) == expected(r)
+    assert table(long)[0][1] != table(late)[0][1]  # build 139: the 40th run of one, the 20th of the other
+    assert [row[:2] for row in table(same)] == [row[:2] for row in table(long)]
 
 
 def _tasks(renders: list[int]) -> list:
