@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from dataclasses import dataclass
@@ -123,8 +124,10 @@ def build_label(job: str, build: int) -> str:
     return f"{job_label(job)}-build-{build}"
 
 
+@functools.lru_cache(maxsize=4096)
 def safe_slug(*parts: str) -> str:
-    """A stable, filesystem-safe page name for an arbitrary tuple of strings."""
+    """A stable, filesystem-safe page name for an arbitrary tuple of strings (memoised: every
+    drill-down names its job's and its group's files, 3 of 6,000 pages' ~8 us)."""
     digest = hashlib.sha1("|".join(parts).encode()).hexdigest()[:8]
     text = "-".join(p for p in parts if p)
     safe = re.sub(r"[^A-Za-z0-9_-]+", "-", text).strip("-")[:80]
