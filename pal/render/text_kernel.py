@@ -256,21 +256,21 @@ def drawn_items(xs, okx, ys, kinds, c, y0, sy, texts, bounds, out):
             got = polygons(xs, lo, hi, ok, head, tail, out[at:])
         elif valid == 0:
             continue  # no sample to draw: no path
-        else:
-            got = _write(out, at, head, 0, len(head)) - at
+        else:  # "M x yh0" a point (svg._draw's pairs), between the head and the tail
+            p = _write(out, at, head, 0, len(head))
             for k in range(n):
                 if ok[k]:
-                    out[at + got] = 77  # M
-                    got = _tenths(out, at + got + 1, xs[k])
-                    if got < 0:
+                    out[p] = 77  # M
+                    p = _tenths(out, p + 1, xs[k])
+                    if p < 0:
                         return -1
-                    out[got] = 32  # blank
-                    got = _tenths(out, got + 1, lo[k])
-                    if got < 0:
+                    out[p] = 32  # blank
+                    p = _tenths(out, p + 1, lo[k])
+                    if p < 0:
                         return -1
-                    out[got], out[got + 1] = 104, 48  # h0
-                    got = got + 2 - at
-            got = _write(out, at + got, tail, 0, len(tail)) - at
+                    out[p], out[p + 1] = 104, 48  # h0
+                    p += 2
+            got = _write(out, p, tail, 0, len(tail)) - at
         if got < 0:
             return -1
         at += got
