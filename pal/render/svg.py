@@ -350,12 +350,13 @@ def _draw_items(items: list, px, py, frame: tuple[int, float, float] | None = No
             while j < len(items) and _joinable(items[j], items[i].xs):
                 j += 1
         text = _together(items[i:j], xpos, frame, kernel) if j - i > 1 else None
-        if text is None:
-            _draw(items[i], xpos, py, out, kernel)
-            i += 1
-        else:
+        if text is not None:
             out.text(text)
             i = j
+            continue
+        for it in items[i:max(j, i + 1)]:  # one by one: alone, or where the one call gave up
+            _draw(it, xpos, py, out, kernel)
+        i = max(j, i + 1)
     return out.join()
 
 
