@@ -168,14 +168,11 @@ def render_svg(chart: Chart) -> str:
     def px(v: np.ndarray) -> np.ndarray:
         return left + (v - x0) * sx
 
-    def py(v: np.ndarray) -> np.ndarray:
-        return top + ph - (v - y0) * sy
-
     # axes, grid and ticks
     out.append(f'<rect x="{left}" y="{top}" width="{pw}" height="{ph}" fill="none" stroke="#999999"/>')
     step = yt[1] - yt[0] if len(yt) > 1 else 1.0
     for v in yt:
-        y = top + ph - (v - y0) * sy  # py's float operations, in its order, on one number
+        y = top + ph - (v - y0) * sy  # _draw_items' py: its float operations, in its order, on one number
         out.append(f'<line x1="{left}" y1="{y:.1f}" x2="{left + pw}" y2="{y:.1f}" stroke="#e5e5e5"/>')
         out.append(f'<text x="{left - 4}" y="{y + 4:.1f}" text-anchor="end">{_fmt_tick(v, step)}</text>')
     out.append(_time_axis(x0, x1, sx, left, top, ph))
@@ -183,7 +180,7 @@ def render_svg(chart: Chart) -> str:
         f'<text x="14" y="{top + ph / 2:.1f}" text-anchor="middle" '
         f'transform="rotate(-90 14 {top + ph / 2:.1f})">{xml_text(chart.y_title)}</text>'
     )
-    out.append(_draw_items(chart.items, px, py, (top + ph, y0, sy)))
+    out.append(_draw_items(chart.items, px, (top + ph, y0, sy)))
     out.append(_legend(tuple(map(tuple, chart.legend)), left, pw, h))
     out.append("</svg>\n")
     return "".join(out)
@@ -328,12 +325,18 @@ def _compiled_outline(draw, arrays: tuple, ok: np.ndarray, head: str, tail: str)
     return buf[:got].tobytes().decode() if got >= 0 else None
 
 
-def _draw_items(items: list, px, py, frame: tuple[int, float, float] | None = None) -> str:
+def _draw_items(items: list, px, frame: tuple[int, float, float], together: bool = True) -> str:
     """All items of a chart, in order; x positions computed once per distinct x array.
 
-    ``frame``: ``py``'s numbers (``top + ph``, ``y0``, ``sy``), with which the consecutive lines,
-    bands and sample paths over one x array (a drill-down's five) are drawn by one compiled
-    call (``_together``) rather than one each."""
+    ``frame``: the heights' scale (``top + ph``, ``y0``, ``sy``): a value ``v`` is drawn at
+    ``top + ph - (v - y0) * sy``, by ``py`` here and by the compiled call with which the
+    consecutive lines, bands and sample paths over one x array (a drill-down's five) are drawn
+    at once (``_together``; ``together=False``: one by one, the reference the tests compare)."""
+    c, y0, sy = frame
+
+    def py(v: np.ndarray) -> np.ndarray:
+        return c - (v - y0) * sy
+
     out = _Text()
     last: list = [None, None, None]  # the last x array, its positions and where it is finite
 
@@ -346,7 +349,7 @@ def _draw_items(items: list, px, py, frame: tuple[int, float, float] | None = No
     i = 0
     while i < len(items):
         j = i
-        if kernel is not None and frame is not None:
+        if kernel is not None and together:
             while j < len(items) and _joinable(items[j], items[i].xs):
                 j += 1
         text = _together(items[i:j], xpos, frame, kernel) if j - i > 1 else None

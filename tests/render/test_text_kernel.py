@@ -192,8 +192,8 @@ def _items(seed: int) -> list:
     return items
 
 
-def _all_drawn(items: list, frame) -> str:
-    return svg._draw_items(items, lambda xs: 64 + xs * 0.5, lambda v: 28 + 232 - (v - 0.0) * 2.0, frame)
+def _all_drawn(items: list, together: bool) -> str:
+    return svg._draw_items(items, lambda xs: 64 + xs * 0.5, (28 + 232, 0.0, 2.0), together)
 
 
 @pytest.mark.parametrize("seed", range(60))
@@ -202,7 +202,7 @@ def test_a_charts_items_are_drawn_the_same_in_one_call(seed):
     ``_draw`` writes item by item, or gives up (a point off the canvas) and the items are drawn one
     by one."""
     items = _items(seed)
-    assert _all_drawn(items, (28 + 232, 0.0, 2.0)) == _all_drawn(items, None)
+    assert _all_drawn(items, True) == _all_drawn(items, False)
 
 
 def test_the_one_call_draws_an_on_canvas_chart_and_gives_up_off_it():
@@ -215,9 +215,9 @@ def test_the_one_call_draws_an_on_canvas_chart_and_gives_up_off_it():
         return 64 + v * 0.5, np.isfinite(v)
 
     together = svg._together(items, xpos, frame, kernel)
-    one_by_one = "".join(_all_drawn([it], None) for it in items)
+    one_by_one = "".join(_all_drawn([it], False) for it in items)
     assert together == one_by_one
     assert together.startswith('<polygon points="64.0,236.0 64.5,236.0') and together.count("h0") == 5
     items[1] = svg.Line(xs, np.array([0.0, 1.0, 200.0, 3.0, 4.0, 5.0]), "#222222")  # y 200 -> pixel -140
     assert svg._together(items, xpos, frame, kernel) is None
-    assert _all_drawn(items, frame) == _all_drawn(items, None)
+    assert _all_drawn(items, True) == _all_drawn(items, False)
