@@ -17,7 +17,7 @@ from typing import NoReturn, Sequence
 
 from pal import __version__
 from pal.errors import PalError
-from pal.memory import single_threaded_blas, use_arrow_allocator
+from pal.memory import single_threaded_blas, sparse_gc, use_arrow_allocator
 
 EXIT_OK, EXIT_ERROR, EXIT_REGRESSION = 0, 1, 2
 
@@ -244,7 +244,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     use_arrow_allocator()
     single_threaded_blas()
     try:
-        return _dispatch(args)
+        with sparse_gc():  # from the stages' imports on (pal.memory.use_sparse_gc)
+            return _dispatch(args)
     except PalError as exc:
         for err in getattr(exc, "errors", None) or [exc]:  # SpecErrors: one line per error
             log.error("error: %s", err)

@@ -22,7 +22,7 @@ from pal.fingerprint import RunRecord, apply_delta, report_delta, run_fingerprin
 from pal.atomic import write_text_atomic
 from pal.model import BuildFile, SeriesResult
 from pal.options import RunOptions
-from pal.memory import frozen_gc, release_memory
+from pal.memory import frozen_gc, release_memory, sparse_gc
 from pal.progress import Steps
 from pal.report import RunReport
 from pal.spec import Spec
@@ -206,7 +206,7 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
     kind, workers, scheduler = options.executor_of(spec)
     # The lock first: a second run fails at once instead of after downloading everything, and
     # two runs never write the same cache files.
-    with store.lock(), frozen_gc() as freeze_alive, contextlib.ExitStack() as at_end:
+    with store.lock(), sparse_gc(), frozen_gc() as freeze_alive, contextlib.ExitStack() as at_end:
         with make_executor(kind, workers=workers, scheduler=scheduler) as executor:
             steps.start("download", f"{len(spec.jobs)} jobs from {len(spec.sources)} sources")
             files: list[BuildFile] = []

@@ -95,6 +95,26 @@ def test_frozen_gc_keeps_what_was_alive_out_of_collections_until_the_block_ends(
         gc.unfreeze()
 
 
+def test_sparse_gc_sets_the_run_thresholds_for_its_block_and_restores_the_processs():
+    import gc
+
+    from pal.memory import RUN_GC_THRESHOLDS, sparse_gc
+
+    before = gc.get_threshold()
+    assert before != RUN_GC_THRESHOLDS
+    with sparse_gc():
+        assert gc.get_threshold() == RUN_GC_THRESHOLDS
+        junk = [[] for _ in range(5_000)]
+        assert gc.get_count()[0] > 4_000 > before[0]  # no young collection since CPython's threshold
+        del junk
+    assert gc.get_threshold() == before
+    with pytest.raises(RuntimeError):
+        with sparse_gc((1000, 5, 5)):
+            assert gc.get_threshold() == (1000, 5, 5)
+            raise RuntimeError("the block failed")
+    assert gc.get_threshold() == before
+
+
 BLAS_PROBE = r"""
 import os
 from pal.memory import single_threaded_blas

@@ -61,3 +61,28 @@ def test_render_keeps_alert_state_and_download_problems(demo_small, tmp_path):  
     # and a real second run makes them ongoing: exit 0 under new-regression
     assert main(["-q", "run", "--spec", str(spec)]) == 0
     assert main(["-q", "analyse", "--spec", str(spec), "--format", "json"]) == 0
+
+
+def test_a_run_collects_cyclic_garbage_sparsely_and_gives_the_process_its_thresholds_back(
+        demo_small, tmp_path, monkeypatch):  # noqa: F811
+    """``pipeline.run`` works under ``pal.memory.sparse_gc`` (a drill-down or an analysis no
+    longer pays young collections every 700 allocations) and leaves its caller's thresholds."""
+    import gc
+
+    import pal.pipeline as pipeline
+    from pal.memory import RUN_GC_THRESHOLDS
+    from pal.spec import load_spec
+
+    data = tmp_path / "data"
+    shutil.copytree(demo_small.root / JOB, data / JOB)
+    seen = []
+    decide = pipeline.decide_alerts
+
+    def deciding(*args, **kwargs):
+        seen.append(gc.get_threshold())
+        return decide(*args, **kwargs)
+
+    monkeypatch.setattr(pipeline, "decide_alerts", deciding)
+    before = gc.get_threshold()
+    assert pipeline.run(load_spec(_spec(tmp_path, data))).exit_code == 2
+    assert seen == [RUN_GC_THRESHOLDS] and gc.get_threshold() == before != RUN_GC_THRESHOLDS

@@ -44,6 +44,7 @@ import pandas as pd
 
 from pal import __version__ as pal_version
 from pal.libc import function
+from pal.memory import use_sparse_gc
 from pal.analysis import bands as bands_module
 from pal.atomic import swap_dirs
 from pal.model import AlertView, SeriesKey, SeriesResult
@@ -332,7 +333,14 @@ def _pool(workers: int | None, todo: int) -> ProcessPoolExecutor | None:
     if n < 1 or todo < POOL_MIN_SERIES:
         return None
     return ProcessPoolExecutor(max_workers=n, mp_context=worker_context(),
-                               initializer=_end_with, initargs=(os.getpid(),))
+                               initializer=_start_worker, initargs=(os.getpid(),))
+
+
+def _start_worker(run_pid: int) -> None:
+    """Pool worker initializer: the run's collector thresholds (``use_sparse_gc``; the worker
+    draws thousands of drill-downs and analyses series) and an end with the run (``_end_with``)."""
+    use_sparse_gc()
+    _end_with(run_pid)
 
 
 #: PR_SET_PDEATHSIG of prctl(2): the signal a process gets when its parent ends.

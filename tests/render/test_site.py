@@ -1,5 +1,6 @@
 import csv
 import io
+import gc
 import json
 import os
 import re
@@ -12,6 +13,7 @@ import numpy as np
 import pytest
 
 from pal.alerts import alert_samples
+from pal.memory import RUN_GC_THRESHOLDS
 from pal.render import graphs, render_site, site as site_mod
 from pal.report import RunReport
 from tests.render.conftest import EVIL, RANGE_URL, render, site_inputs
@@ -191,6 +193,8 @@ def test_a_pool_started_ahead_draws_the_same_site_and_stays_the_callers(tmp_path
         render(tmp_path / "ahead", workers=2, pool=pool)
         assert all_files(tmp_path / "ahead" / "site") == all_files(tmp_path / "own" / "site")
         assert pool.submit(os.getpid).result(timeout=60) != os.getpid()  # still usable: not shut down
+        # its worker collects as the run does (pal.memory.use_sparse_gc), whatever this process does
+        assert pool.submit(gc.get_threshold).result(timeout=60) == RUN_GC_THRESHOLDS != gc.get_threshold()
     finally:
         pool.shutdown()
     assert site_mod.render_pool(1) is None  # one core: this process draws alone
