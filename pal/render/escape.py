@@ -74,28 +74,36 @@ def text_kernel() -> Any:
 
 
 def js_floats(values: Any, digits: int) -> str:
-    """``[1.500000,null,...]``: a JSON array of numbers only (nothing in it can end a script).
-
-    ``"%.{digits}f"`` of each value: by the compiled loop when it is sure of every rounding, else
-    by one C-level ``%`` of the whole array."""
+    """``[1.500000,null,...]``: a JSON array of numbers only (nothing in it can end a script)."""
     arr = np.asarray(values, dtype=np.float64).ravel()
-    if arr.size == 0:
-        return "[]"
-    digits = int(digits)
+    return f"[{_fixed_joined(arr, int(digits), 'null')}]" if arr.size else "[]"
+
+
+def fixed_texts(values: Any, digits: int, missing: str = "") -> list[str]:
+    """``"%.{digits}f" % v`` of each value, ``missing`` where it is NaN or infinite (a table's cells)."""
+    arr = np.asarray(values, dtype=np.float64).ravel()
+    return _fixed_joined(arr, int(digits), missing).split(",") if arr.size else []
+
+
+def _fixed_joined(arr: np.ndarray, digits: int, missing: str) -> str:
+    """``"%.{digits}f"`` of every value of the (non-empty) float64 ``arr``, comma-joined, ``missing``
+    where it is not finite: by the compiled loop when it is sure of every rounding, else by one
+    C-level ``%`` of the whole array (which the compiled loop matches byte for byte)."""
     kernel = text_kernel() if 0 <= digits <= _KERNEL_DIGITS else None
     if kernel is not None:
         out = np.empty(arr.size * (digits + 22), dtype=np.uint8)
         n = kernel.fixed_list(arr, digits, out)
         if n >= 0:
-            return f"[{out[:n].tobytes().decode('ascii')}]"
+            text = out[:n].tobytes().decode("ascii")
+            return text if missing == "null" else ",".join(missing if t == "null" else t for t in text.split(","))
     text = (f"%.{digits}f," * arr.size % tuple(arr.tolist()))[:-1]
     bad = np.flatnonzero(~np.isfinite(arr))
     if bad.size:
         parts = text.split(",")
         for i in bad.tolist():
-            parts[i] = "null"
+            parts[i] = missing
         text = ",".join(parts)
-    return f"[{text}]"
+    return text
 
 
 def _encode(obj: Any) -> str:

@@ -20,7 +20,7 @@ from pal.model import AlertView, SeriesKey, SeriesResult
 from pal.render import evidence, graphs, svg
 from pal.render.buildinfo import BuildIndex
 from pal.render.dashboard import change_css
-from pal.render.escape import Json, js_encode, js_json
+from pal.render.escape import Json, fixed_texts, js_encode, js_json
 from pal.render.files import SiteFiles
 from pal.render.naming import build_label, group_key, safe_slug, scale_for, short_name, topo_of
 
@@ -371,16 +371,6 @@ class BuildCells:
         return heads
 
 
-def _fixed(values: np.ndarray, digits: int) -> list[str]:
-    """``fmt`` of a whole array at once: fixed decimals, blank for NaN/inf."""
-    if values.size == 0:
-        return []
-    out = (f"%.{digits}f\n" * values.size % tuple(values.tolist())).split("\n")[:-1]
-    for i in np.flatnonzero(~np.isfinite(values)).tolist():
-        out[i] = ""
-    return out
-
-
 def runs_table(r: SeriesResult, axis: Axis, cells: BuildCells, divisor: float,
                digits: int, has_stdev: bool) -> tuple[int, Markup]:
     """How many runs, and the rows of the last RECENT_RUNS runs, newest first, as one ready piece
@@ -394,9 +384,9 @@ def runs_table(r: SeriesResult, axis: Axis, cells: BuildCells, divisor: float,
     lo = max(0, n - RECENT_RUNS)
     sel = slice(n - 1, lo - 1 if lo > 0 else None, -1)
     values = np.asarray(r.values, dtype=float)[sel]
-    shown = _fixed(values / divisor, digits)
-    trend = _fixed(np.asarray(r.trend, dtype=float)[sel] / divisor, digits)
-    sds = [f"<td>{t}</td>" for t in _fixed(np.asarray(r.stdevs, dtype=float)[sel] / divisor, digits)] \
+    shown = fixed_texts(values / divisor, digits)
+    trend = fixed_texts(np.asarray(r.trend, dtype=float)[sel] / divisor, digits)
+    sds = [f"<td>{t}</td>" for t in fixed_texts(np.asarray(r.stdevs, dtype=float)[sel] / divisor, digits)] \
         if has_stdev else [""] * len(shown)
     rows = [f"<tr{MISSING_CLASS}>{head}<td>missing</td>{sd}<td>{t}</td>{tail}</tr>\n" if not value else
             f"<tr>{head}<td>{value}</td>{sd}<td>{t}</td>{tail}</tr>\n"

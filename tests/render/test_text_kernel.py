@@ -93,6 +93,22 @@ def test_js_floats_is_the_same_text_on_both_paths(monkeypatch, use):
     assert escape.js_floats([1.0, 2.0], 20) == "[" + ",".join("%.20f" % x for x in (1.0, 2.0)) + "]"
 
 
+@pytest.mark.parametrize("use", [True, False])
+def test_a_runs_tables_cells_are_the_same_texts_on_both_paths(monkeypatch, use):
+    """``fixed_texts`` (the drill-down's last runs): ``"%.{digits}f"`` per value, blank (or the
+    given text) where it is missing, whichever path wrote it."""
+    monkeypatch.setattr(escape, "USE_NUMBA", use)
+    v = np.array([10.03456, math.nan, -0.00004, math.inf, 7.0])
+    assert escape.fixed_texts(v, 4) == ["10.0346", "", "-0.0000", "", "7.0000"]
+    assert escape.fixed_texts(v, 1, missing="-") == ["10.0", "-", "-0.0", "-", "7.0"]
+    assert escape.fixed_texts(np.array([0.125, 1.0]), 2) == ["0.12", "1.00"]  # a tie: the Python form
+    assert escape.fixed_texts([], 3) == []
+    rng = np.random.default_rng(5)
+    w = rng.normal(1e7, 1e5, 300) / 1e6
+    w[rng.integers(0, 300, 20)] = math.nan
+    assert escape.fixed_texts(w, 6) == ["" if math.isnan(x) else "%.6f" % x for x in w.tolist()]
+
+
 def _pairs(flat: np.ndarray, seps: tuple[str, str, str, str]) -> str | None:
     parts = [svg._ascii(p) for p in seps]
     out = np.empty(len(flat) * 8 + (len(flat) // 2) * sum(p.size for p in parts), dtype=np.uint8)
