@@ -184,7 +184,7 @@ class Pages:
     def _axis(self, result: SeriesResult) -> Axis:
         """A series' time labels and their JSON and its build numbers' JSON, once per distinct axis:
         the series of a job share theirs (the JSON 70 us a page, a quarter of its graph data's encoding)."""
-        t = np.asarray(result.times).astype("datetime64[ns]")
+        t = np.asarray(result.times).astype("datetime64[ns]", copy=False)
         b = np.asarray(result.builds, dtype=np.int64)
         k = len(t).to_bytes(8, "little") + t.tobytes() + b.tobytes()
         axis = self._axes.get(k)
@@ -195,9 +195,10 @@ class Pages:
             axis = self._axes[k] = Axis(labels, Json(js_json(labels)), Json(js_json(b.tolist())), k)
         return axis
 
-    def _series_json(self, result: SeriesResult) -> str:
-        """``js_encode(graphs.series_data(...))`` without the bands: what the group's data file holds."""
-        axis = self._axis(result)
+    def _series_json(self, result: SeriesResult, axis: Axis | None = None) -> str:
+        """``js_encode(graphs.series_data(...))`` without the bands: what the group's data file holds
+        (``axis``: the series' ``_axis``, when the caller has it)."""
+        axis = axis or self._axis(result)
         return js_encode(graphs.series_data(result, axis.x, with_bands=False, builds=axis.b))
 
     def render(self, name: str, root: str, page_title: str, scripts: list[str] | None = None, **ctx: object) -> str:
@@ -230,7 +231,7 @@ class Pages:
         name = short_name(key, nic)
         axis = self._axis(result)
         bands = graphs.drawn_bands(result)  # for the SVG: graph.js makes the rolling ones from the payload
-        common = self._series_json(result)
+        common = self._series_json(result, axis)
         drawn = graphs.bands_data(result)
         data = f'{common[:-1]},{js_encode(drawn)[1:]}' if drawn else common  # ``series_data`` with them
         chart = graphs.detail_chart(result, f"{name} ({key.metric})", bands)
