@@ -80,7 +80,8 @@ def js_floats(values: Any, digits: int) -> str:
 
 
 def fixed_texts(values: Any, digits: int, missing: str = "") -> list[str]:
-    """``"%.{digits}f" % v`` of each value, ``missing`` where it is NaN or infinite (a table's cells)."""
+    """``"%.{digits}f" % v`` of each value, ``missing`` (no comma in it) where it is NaN or infinite:
+    a table's cells."""
     arr = np.asarray(values, dtype=np.float64).ravel()
     return _fixed_joined(arr, int(digits), missing).split(",") if arr.size else []
 

@@ -198,7 +198,7 @@ class Pages:
     def _series_json(self, result: SeriesResult, axis: Axis | None = None) -> str:
         """``js_encode(graphs.series_data(...))`` without the bands: what the group's data file holds
         (``axis``: the series' ``_axis``, when the caller has it)."""
-        axis = axis or self._axis(result)
+        axis = axis if axis is not None else self._axis(result)
         return js_encode(graphs.series_data(result, axis.x, with_bands=False, builds=axis.b))
 
     def render(self, name: str, root: str, page_title: str, scripts: list[str] | None = None, **ctx: object) -> str:

@@ -1,6 +1,6 @@
 import csv
-import io
 import gc
+import io
 import json
 import os
 import re
