@@ -76,18 +76,23 @@ def text_kernel() -> Any:
 def js_floats(values: Any, digits: int) -> str:
     """``[1.500000,null,...]``: a JSON array of numbers only (nothing in it can end a script)."""
     arr = np.asarray(values, dtype=np.float64).ravel()
-    return f"[{_fixed_joined(arr, int(digits), 'null')}]" if arr.size else "[]"
+    return f"[{_fixed_joined(arr, int(digits))}]" if arr.size else "[]"
 
 
 def fixed_texts(values: Any, digits: int, missing: str = "") -> list[str]:
     """``"%.{digits}f" % v`` of each value, ``missing`` (no comma in it) where it is NaN or infinite:
     a table's cells."""
     arr = np.asarray(values, dtype=np.float64).ravel()
-    return _fixed_joined(arr, int(digits), missing).split(",") if arr.size else []
+    if not arr.size:
+        return []
+    texts = _fixed_joined(arr, int(digits)).split(",")
+    if not np.isfinite(arr).all():
+        texts = [missing if t == "null" else t for t in texts]
+    return texts
 
 
-def _fixed_joined(arr: np.ndarray, digits: int, missing: str) -> str:
-    """``"%.{digits}f"`` of every value of the (non-empty) float64 ``arr``, comma-joined, ``missing``
+def _fixed_joined(arr: np.ndarray, digits: int) -> str:
+    """``"%.{digits}f"`` of every value of the (non-empty) float64 ``arr``, comma-joined, ``null``
     where it is not finite: by the compiled loop when it is sure of every rounding, else by one
     C-level ``%`` of the whole array (which the compiled loop matches byte for byte)."""
     kernel = text_kernel() if 0 <= digits <= _KERNEL_DIGITS else None
@@ -95,14 +100,13 @@ def _fixed_joined(arr: np.ndarray, digits: int, missing: str) -> str:
         out = np.empty(arr.size * (digits + 22), dtype=np.uint8)
         n = kernel.fixed_list(arr, digits, out)
         if n >= 0:
-            text = out[:n].tobytes().decode("ascii")
-            return text if missing == "null" else ",".join(missing if t == "null" else t for t in text.split(","))
+            return out[:n].tobytes().decode("ascii")
     text = (f"%.{digits}f," * arr.size % tuple(arr.tolist()))[:-1]
     bad = np.flatnonzero(~np.isfinite(arr))
     if bad.size:
         parts = text.split(",")
         for i in bad.tolist():
-            parts[i] = missing
+            parts[i] = "null"
         text = ",".join(parts)
     return text
 
