@@ -57,6 +57,7 @@ class Walk:
         self.top: StatusTimes | None = None  # the top suite's times, once it has ended
         self.top_status: str | None = None
         self._suites: list[str] = []  # the names of the open suites, outermost first
+        self._paths: list[str] = []  # their long names (dot-joined), made once per suite, not per test
         self._open: list[etree._Element] = []  # the open suite elements, outermost first
         self._test: etree._Element | None = None  # the open test element
         self._checked_root = False
@@ -103,7 +104,9 @@ class Walk:
                     continue  # <statistics><suite>: not a suite of tests
                 if event == "start":
                     self._take_setup(el, parent)
-                    self._suites.append(el.get("name", ""))
+                    name = el.get("name", "")
+                    self._paths.append(f"{self._paths[-1]}.{name}" if self._paths else name)
+                    self._suites.append(name)
                     self._open.append(el)
                 else:
                     self._end_suite(el, parent)
@@ -167,20 +170,14 @@ class Walk:
             status = element.get("status") if element is not None else None
             message = (element.text or "") if element is not None else ""
         name = el.get("name", "")
-        suite = ".".join(self._suites)
-        return RawTest(
-            name=name,
-            long_name=f"{suite}.{name}" if suite else name,
-            suite=suite,
-            suite_name=self._suites[-1] if self._suites else "",
-            tags=tags,
-            status=status,
-            message=message,
-        )
+        suite = self._paths[-1] if self._paths else ""
+        return RawTest(name, f"{suite}.{name}" if suite else name, suite, self._suites[-1] if self._suites else "",
+                       tags, status, message)  # (by position: a named tuple's keywords cost more)
 
     def _end_suite(self, el: etree._Element, parent: etree._Element) -> None:
         if self._suites:
             self._suites.pop()
+            self._paths.pop()
         if self._open:
             self._open.pop()
         if not self._suites:
