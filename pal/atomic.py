@@ -22,7 +22,7 @@ import os
 import tempfile
 import uuid
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
 from pal.libc import function
 
@@ -59,6 +59,54 @@ def write_atomic(target: Path, write: Callable[[Path], None], *, step: str | Non
         tmp.unlink(missing_ok=True)
         raise
     _fsync_dir(target.parent)
+
+
+def write_files_atomic(files: Sequence[tuple[Path, bytes]], *, step: str | None = None) -> dict[Path, OSError]:
+    """Write every ``(target, data)`` as :func:`write_atomic` does, as one batch: the temp files
+    are written and fsynced, then renamed, then each of their directories is fsynced once, not
+    once a file (the benchmark's cold run exports 1,360 files into eight). A target that
+    cannot be written keeps what it held and its error is returned; the others are written.
+    At any moment each target is its old file or its new one, as with one write at a time."""
+    errors: dict[Path, OSError] = {}
+    staged: list[tuple[Path, Path]] = []
+    try:
+        for target, data in files:
+            tmp = temp_path_for(target)
+            try:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                tmp.write_bytes(data)
+                _fsync(tmp)
+                staged.append((tmp, target))
+            except OSError as exc:
+                _discard(tmp)
+                errors[target] = exc
+        if step and staged:
+            crash_point(step)
+        dirs: dict[Path, None] = {}
+        while staged:
+            tmp, target = staged[0]
+            try:
+                os.replace(tmp, target)
+                dirs[target.parent] = None
+            except OSError as exc:
+                _discard(tmp)
+                errors[target] = exc
+            staged.pop(0)
+    except BaseException:
+        for tmp, _ in staged:
+            _discard(tmp)
+        raise
+    for d in dirs:
+        _fsync_dir(d)
+    return errors
+
+
+def _discard(tmp: Path) -> None:
+    """Remove a temp file if there is one (its directory may be missing, or a file)."""
+    try:
+        tmp.unlink()
+    except OSError:
+        pass
 
 
 def write_text_atomic(target: Path, text: str, *, step: str | None = None) -> None:

@@ -39,7 +39,7 @@ import pyarrow.parquet as pq
 
 from pal import csvtext
 from pal.model import SeriesResult
-from pal.atomic import TMP_MARK, write_atomic
+from pal.atomic import TMP_MARK, write_atomic, write_files_atomic
 from pal.memory import release_memory
 
 log = logging.getLogger("pal")
@@ -541,13 +541,10 @@ class Exports:
                 batch = todo[first:first + EXPORT_BATCH_BUILDS]
                 frame = rows.frame(batch, self._facts)
                 ready = {fmt: _Formatted(frame, fmt) for fmt in self.formats}
-                at = 0
-                for build, lo, hi in batch:
-                    written = self._write_build(name, build, ready, at, at + hi - lo, problem)
-                    at += hi - lo
-                    failed |= written is None
-                    if written is not None:
-                        entries[str(build)] = {"digest": digests[build], **written}
+                for build, sizes in self._write_builds(name, batch, ready, problem):
+                    failed |= sizes is None
+                    if sizes is not None:
+                        entries[str(build)] = {"digest": digests[build], **sizes}
                         self.formatted.append((job, build))
                 del frame, ready
                 release_memory()  # the batch's Arrow buffers: a cold run's peak is a batch's, not a job's
@@ -576,21 +573,34 @@ class Exports:
             log.info("exports: some build files could not be written; the next run writes them again")
         return paths
 
-    def _write_build(self, name: str, build: int, ready: dict[str, _Formatted], lo: int, hi: int,
-                     problem: Callable[[Path, Exception], None]) -> dict[str, int] | None:
-        """Every format's file of one build (rows ``lo:hi`` of ``ready``); their sizes, or None
-        when one could not be written."""
-        sizes: dict[str, int] = {}
-        for fmt in self.formats:
-            target = samples_dir(self.dir, fmt) / name / f"{build}.{fmt}"
-            try:
-                data = b"".join(bytes(p) for p in ready[fmt].pieces(lo, hi))
-                write_atomic(target, lambda tmp, data=data: tmp.write_bytes(data), step="export-build")
+    def _write_builds(self, name: str, batch: list[tuple[int, int, int]], ready: dict[str, _Formatted],
+                      problem: Callable[[Path, Exception], None]) -> list[tuple[int, dict[str, int] | None]]:
+        """Every format's file of each build of ``batch`` (its rows, one build after the other, are
+        those of ``ready``), written as one batch (``write_files_atomic``); each build's file sizes,
+        or None when one of its files could not be made or written (each such file goes to
+        ``problem``)."""
+        files: list[tuple[Path, bytes]] = []
+        made: list[tuple[int, dict[str, int] | None]] = []
+        at = 0
+        for build, lo, hi in batch:
+            sizes: dict[str, int] | None = {}
+            for fmt in self.formats:
+                target = samples_dir(self.dir, fmt) / name / f"{build}.{fmt}"
+                try:
+                    data = b"".join(bytes(p) for p in ready[fmt].pieces(at, at + hi - lo))
+                except (OSError, ValueError) as exc:
+                    problem(target, exc)
+                    sizes = None
+                    break
+                files.append((target, data))
                 sizes[fmt] = len(data)
-            except (OSError, ValueError) as exc:
-                problem(target, exc)
-                return None
-        return sizes
+            made.append((build, sizes))
+            at += hi - lo
+        errors = write_files_atomic(files, step="export-build")
+        for target, exc in errors.items():
+            problem(target, exc)
+        failed = {int(t.stem) for t in errors}
+        return [(build, None if build in failed else sizes) for build, sizes in made]
 
     def _intact(self, name: str, build: int, entry: dict) -> bool:
         """The build's file of every format is there with the size the index says."""
