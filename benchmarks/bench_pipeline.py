@@ -14,10 +14,12 @@ The two newest builds of every job are hidden for the cold run. The older of the
 for a first incremental run, and the newest for the measured one: each slides the window by one
 build, as every daily run does. The measured run so follows a daily run, as it does in CI, and
 a day after it: before each measured run (incremental, nothing new) the site that the run before
-replaced (``.site-spare``) is dated a day back (``a_day_later``), so the render treats it as a
-daily run's render does (``pal.render.site.SPARE_FRESH_S``: a spare older than 30 minutes is not
-written over) instead of writing over files freed seconds before (until stop 39 it did: the
-figure was that of a run minutes after the last, not a day). Both incremental runs are reported.
+replaced (``.site-spare``) is dated a day back (``a_day_later``). The render writes over that
+spare when its files are in memory, as the kernel says (``pal.render.site._fresh_spare``; here
+they are, as on a machine that ran little else for a day); where the kernel cannot tell, the
+spare's age decides, and a day-old one is not written over. Until stop 39 the age alone
+decided and the benchmark's back-to-back runs always wrote over the spare, which no daily run
+did. Both incremental runs are reported.
 
 Runs, each ``pal run`` in a fresh process, for this code and for the reference (the previous
 code, ``git archive <reference>`` of this repository, run from that tree):
@@ -408,10 +410,10 @@ DAY_S = 86_400.0
 def a_day_later(out: Path) -> None:
     """Date the last run's replaced site (``.site-spare``) a day back, as the next daily run finds it.
 
-    The render writes over a spare only when the run before ended less than ``SPARE_FRESH_S``
-    (30 minutes) ago; back to back, the benchmark's runs would all take that path, which a
-    daily CI run never does. Nothing else a run reads depends on the clock here (the spec has
-    no ``period-days``)."""
+    Where the kernel cannot tell whether the spare's files are in memory, the render writes
+    over it only when the run before ended less than ``SPARE_FRESH_S`` (30 minutes) ago: back to
+    back, the benchmark's runs would take a path a daily run does not. Nothing else a run reads
+    depends on the clock here (the spec has no ``period-days``)."""
     from pal.render.site import SPARE
 
     spare = out / SPARE

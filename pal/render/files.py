@@ -7,7 +7,7 @@ site was deleted as it ended); writing over an existing file in memory cost 0.03
 the render keeps the site before the previous one as a spare (``.site-spare`` beside ``site``,
 see ``render_site``): each file it writes is first moved out of the spare into the new site,
 when the spare has it, then written over, and no site is deleted file by file. (A spare whose
-files are likely out of memory is not used: ``site._fresh_spare``.)
+files are out of memory, as the kernel tells, is not used: ``site._fresh_spare``.)
 
 The spare is never read: a moved file is written from its first byte and cut to the new
 length, so what the new site holds is what this run wrote. A spare file that is not a plain

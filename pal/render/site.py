@@ -89,8 +89,11 @@ FAILURES_SHOWN = 10
 OLD_PREFIX = ".site-old-"
 #: the site before the previous one, whose files the next render writes over (``SiteFiles``)
 SPARE = ".site-spare"
-#: a spare older than this is not written over (``_fresh_spare``): a run a day after the last
+#: where the kernel cannot tell whether a spare's files are in memory, a spare older than this
+#: is not written over (``_fresh_spare``): a run a day after the last
 SPARE_FRESH_S = 1800.0
+#: drill-downs of a spare asked about (``_in_memory``): enough to tell, a few microseconds each
+SPARE_SAMPLE = 16
 NEW_PREFIX = ".site-new-"
 
 
@@ -165,22 +168,62 @@ def _keep_spare(out_dir: Path, old: Path) -> None:
 
 
 def _fresh_spare(out_dir: Path, now: float | None = None) -> Path | None:
-    """The spare to write over, if the run before this one ended less than ``SPARE_FRESH_S`` ago.
+    """The spare to write over, if its files are in memory.
 
-    A fresh spare's files are likely still in memory, and the file system busy with the files
-    that run freed: writing over them is the cheaper. An older one's are likely not: writing
-    over a file then reads back its last block, and cutting it frees blocks, which together
-    cost more than creating the file on a quiet file system (0.9 against 0.2 ms a file, with
-    its write-back, measured on uncached files). An older spare is left unused and deleted
-    with the rest after the swap, as the previous site was before spares.
+    Writing over a file in memory costs less than creating one. Writing over one that is not
+    reads its last block back, and cutting it frees blocks, which together cost more than
+    creating the file (docs/site.md). So the kernel is asked, for a sample of the spare's
+    drill-downs, whether their last bytes are in the page cache (``_in_memory``): on a machine
+    that runs little else they still are a day later, on a busy one they are gone in minutes.
+    Where it cannot tell, the spare's age stands in: less than ``SPARE_FRESH_S`` since the run
+    before ended (``now``: the clock, for tests).
     """
     spare = out_dir / SPARE
     try:
         st = os.lstat(spare)  # a symlink is no spare: its files would be moved out of elsewhere
     except OSError:
         return None
-    age = (time.time() if now is None else now) - st.st_mtime
-    return spare if stat.S_ISDIR(st.st_mode) and age < SPARE_FRESH_S else None
+    if not stat.S_ISDIR(st.st_mode):
+        return None
+    resident = _in_memory(spare / "s")
+    if resident is None:
+        resident = (time.time() if now is None else now) - st.st_mtime < SPARE_FRESH_S
+    return spare if resident else None
+
+
+def _in_memory(pages: Path, sample: int = SPARE_SAMPLE) -> bool | None:
+    """Whether most of the first ``sample`` files in ``pages`` have their last byte in the page
+    cache: a one-byte read that must not wait (``RWF_NOWAIT``) returns it or fails with EAGAIN
+    (the kernel may then read that block ahead: 16 small reads). None when the system or the
+    file system cannot tell, or there is no file to ask about."""
+    nowait = getattr(os, "RWF_NOWAIT", None)
+    if nowait is None or not hasattr(os, "preadv"):
+        return None
+    byte = bytearray(1)
+    asked = resident = 0
+    try:
+        with os.scandir(pages) as entries:
+            for entry in entries:
+                if asked >= sample:
+                    break
+                if not entry.is_file(follow_symlinks=False):
+                    continue
+                fd = os.open(entry.path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+                try:
+                    size = os.fstat(fd).st_size
+                    if not size:
+                        continue
+                    asked += 1
+                    try:
+                        os.preadv(fd, [byte], size - 1, nowait)
+                        resident += 1
+                    except BlockingIOError:
+                        pass
+                finally:
+                    os.close(fd)
+    except OSError:  # no such directory, a file system without RWF_NOWAIT (EOPNOTSUPP), ...
+        return None
+    return resident * 2 > asked if asked else None
 
 
 def _write(files: SiteFiles, previous: Path, results: list[SeriesResult], samples: pd.DataFrame, builds: pd.DataFrame,

@@ -321,25 +321,78 @@ def test_a_render_writes_over_the_spares_files_but_never_over_one_the_live_site_
     assert sorted(p.name for p in tmp_path.iterdir()) == [".site-spare", "fresh", "site"]
 
 
-def test_a_spare_older_than_half_an_hour_is_not_written_over_but_replaced(tmp_path):
-    """A run a day after the last one: the spare's files are likely out of memory, and
-    creating files costs less than reading their last blocks back. The site is the same."""
+def _drop_from_memory(root) -> bool:
+    """Ask the kernel to drop the files under ``root`` from the page cache; whether it did (a
+    file system kept in memory, such as tmpfs, cannot)."""
+    for p in root.rglob("*"):
+        if p.is_file():
+            fd = os.open(p, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+            finally:
+                os.close(fd)
+    probe = root / "probe"  # asked about in its own directory: a probe may read its block back in
+    probe.mkdir()
+    os.rename(root / "index.html", probe / "index.html")
+    return site_mod._in_memory(probe) is False
+
+
+def test_a_spare_out_of_memory_is_not_written_over_but_replaced(tmp_path, monkeypatch):
+    """Its files' last blocks would be read back: creating files costs less. The site is the same."""
     index, _, _ = render(tmp_path)
     render(tmp_path)
     spare = tmp_path / ".site-spare"
     old_inodes = {p.stat().st_ino for p in spare.rglob("*") if p.is_file()}
+    assert site_mod._in_memory(spare / "s") is True  # just written
+    if not _drop_from_memory(spare):
+        pytest.skip("this file system keeps its files in memory")
+    decided = []
+    real = site_mod._fresh_spare
+    monkeypatch.setattr(site_mod, "_fresh_spare", lambda out_dir: decided.append(real(out_dir)) or decided[-1])
+    render(tmp_path)  # (the run's own question is the first: a probe may read a block back in)
+    assert decided == [None]
+    site_mod.wait_for_cleanup(tmp_path)
+    assert not old_inodes & {p.stat().st_ino for p in index.parent.rglob("*") if p.is_file()}
+    fresh, _, _ = render(tmp_path / "fresh")
+    assert all_files(index.parent) == all_files(fresh.parent)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".site-spare", "fresh", "site"]
+
+
+def test_a_spare_in_memory_is_written_over_whatever_its_age(tmp_path):
+    """A day after the last run, on a machine that ran little else, the spare is still in memory."""
+    render(tmp_path)
+    render(tmp_path)
+    spare = tmp_path / ".site-spare"
+    day_ago = time.time() - 86_400
+    os.utime(spare, (day_ago, day_ago))
+    assert site_mod._fresh_spare(tmp_path) == spare
+
+
+def test_where_the_kernel_cannot_tell_the_spare_s_age_decides(tmp_path, monkeypatch):
+    render(tmp_path)
+    render(tmp_path)
+    spare = tmp_path / ".site-spare"
+    monkeypatch.setattr(site_mod, "_in_memory", lambda pages: None)
     assert site_mod._fresh_spare(tmp_path) == spare
     past = spare.stat().st_mtime - site_mod.SPARE_FRESH_S - 1
     os.utime(spare, (past, past))
     assert site_mod._fresh_spare(tmp_path) is None
     assert site_mod._fresh_spare(tmp_path, now=past + 60) == spare
     render(tmp_path)
-    site_mod.wait_for_cleanup(tmp_path)
-    assert not old_inodes & {p.stat().st_ino for p in index.parent.rglob("*") if p.is_file()}
-    fresh, _, _ = render(tmp_path / "fresh")
-    assert all_files(index.parent) == all_files(fresh.parent)
-    assert sorted(p.name for p in tmp_path.iterdir()) == [".site-spare", "fresh", "site"]
     assert time.time() - spare.stat().st_mtime < 60  # the site just replaced: a fresh spare
+
+
+def test_in_memory_asks_about_a_sample_and_says_when_it_cannot_tell(tmp_path):
+    pages = tmp_path / "s"
+    assert site_mod._in_memory(pages) is None  # no such directory
+    pages.mkdir()
+    (pages / "empty.html").write_bytes(b"")
+    (pages / "dir").mkdir()
+    assert site_mod._in_memory(pages) is None  # nothing to ask about
+    for i in range(40):
+        (pages / f"{i}.html").write_bytes(b"x" * 5000)
+    assert site_mod._in_memory(pages) is True
 
 
 def test_bad_series_is_reported_and_the_rest_rendered(tmp_path):
