@@ -580,6 +580,7 @@ class Exports:
         or None when one of its files could not be made or written (each such file goes to
         ``problem``)."""
         files: list[tuple[Path, bytes]] = []
+        build_of: dict[Path, int] = {}
         made: list[tuple[int, dict[str, int] | None]] = []
         at = 0
         for build, lo, hi in batch:
@@ -593,13 +594,14 @@ class Exports:
                     sizes = None
                     break
                 files.append((target, data))
+                build_of[target] = build
                 sizes[fmt] = len(data)
             made.append((build, sizes))
             at += hi - lo
         errors = write_files_atomic(files, step="export-build")
         for target, exc in errors.items():
             problem(target, exc)
-        failed = {int(t.stem) for t in errors}
+        failed = {build_of[t] for t in errors}
         return [(build, None if build in failed else sizes) for build, sizes in made]
 
     def _intact(self, name: str, build: int, entry: dict) -> bool:
