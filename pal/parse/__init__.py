@@ -4,7 +4,8 @@ CSIT's UTI JSON results (``*.info.json``, model 1.x) -> samples.
 Entry point: ``parse_build(path, job, build, *, testbeds, rename, ignore, dut)`` (``inputs``:
 it picks the reader from the bytes) returns
 ``ParseResult(table, meta, problems)``: the samples as an Arrow table of the store's schema
-(``pal.store.schema.SAMPLES_SCHEMA``; ``.samples`` gives them as pandas, ``pal.model.SAMPLE_COLUMNS``),
+(``pal.store.schema.STORED_SCHEMA``, a row's tags joined; ``.samples`` gives them as pandas,
+``pal.model.SAMPLE_COLUMNS``),
 the ``BuildMeta`` and the per-test warnings (``Problem``, stage "parse").
 
 Modules, in the order the bytes flow:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 
@@ -39,8 +40,9 @@ from pal.report import Problem
 
 @dataclass
 class ParseResult:
-    """What one build's file holds: the samples as an Arrow table of ``SAMPLES_SCHEMA`` (what the
-    store writes), build facts and per-test problems; ``samples`` is the same table as pandas."""
+    """What one build's file holds: the samples as an Arrow table of ``STORED_SCHEMA`` (what the
+    store writes: a row's tags joined), build facts and per-test problems; ``samples`` is the same
+    table as pandas (``SAMPLE_COLUMNS``, the tags as tuples)."""
 
     table: pa.Table
     meta: BuildMeta
@@ -50,9 +52,9 @@ class ParseResult:
     def samples(self) -> pd.DataFrame:
         """The samples (``pal.model.SAMPLE_COLUMNS`` and dtypes), converted when first asked for:
         a parse worker writes the table and never needs them."""
-        from pal.store.schema import arrow_to_samples
+        from pal.store.schema import arrow_to_samples, from_stored
 
-        return arrow_to_samples(self.table)
+        return arrow_to_samples(from_stored(self.table, joined=False))
 
 
 @dataclass
@@ -135,31 +137,35 @@ def parse_build(path: str | Path, job: str, build: int, *, testbeds: Mapping[str
 
 
 def samples_table(rows: list[dict[str, Any]] | dict[str, list[Any]], meta: BuildMeta) -> pa.Table:
-    """The samples table of one build (``SAMPLES_SCHEMA``): per-test rows (records, or columns of
-    equal length) plus the build-wide columns from ``meta``.
+    """The samples table of one build as the store writes it (``STORED_SCHEMA``: a row's tags
+    joined): per-test rows (records, or columns of equal length) plus the build-wide columns
+    from ``meta``.
 
     Made column by column straight into Arrow, in the types the store keeps (the same table as
-    ``samples_to_arrow`` of the rows through pandas, a test checks): the DataFrame and its
-    conversion were a third of a CSIT build's parse time.
+    ``to_stored(samples_to_arrow(...))`` of the rows through pandas, a test checks): the DataFrame
+    and its conversion were a third of a CSIT build's parse time. A build-wide value is converted
+    once and repeated, and each test's tags are joined once per process (``joined_tags``), not
+    converted as 30 strings a row and joined again by the store.
     """
-    from pal.store.schema import SAMPLES_SCHEMA, column_array  # (the store package: imported when a build has rows)
+    from pal.store.schema import STORED_SCHEMA, column_array, stored_tags  # (the store package: imported when a build has rows)
 
     n = len(rows) if isinstance(rows, list) else len(next(iter(rows.values()), []))
     if n == 0:
-        return SAMPLES_SCHEMA.empty_table()
+        return STORED_SCHEMA.empty_table()
     build_wide = {
         "job": meta.job, "build": int(meta.build), "build_time": meta.build_time, "topo_arch": topo_arch_of(meta.job),
         "testbed": meta.testbed, "dut": meta.dut, "dut_version": meta.dut_version, "source_file": meta.source_file,
     }
+    every_row = pa.array(np.zeros(n, dtype=np.int32))  # (takes the one converted cell n times)
     arrays = []
-    for col in SAMPLES_SCHEMA.names:
-        typ = SAMPLES_SCHEMA.field(col).type
+    for col in STORED_SCHEMA.names:
+        typ = STORED_SCHEMA.field(col).type
         if col in build_wide:
-            arrays.append(column_array([build_wide[col]] * n, typ))
+            arrays.append(column_array([build_wide[col]], typ).take(every_row))
             continue
         values = rows.get(col, [None] * n) if isinstance(rows, dict) else [r.get(col) for r in rows]
-        arrays.append(column_array(values, typ))
-    return pa.Table.from_arrays(arrays, schema=SAMPLES_SCHEMA)
+        arrays.append(stored_tags(values) if col == "tags" else column_array(values, typ))
+    return pa.Table.from_arrays(arrays, schema=STORED_SCHEMA)
 
 
 def _report_duplicates(cols: dict[str, list[Any]], ctx: _Context) -> None:

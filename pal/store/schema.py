@@ -11,6 +11,7 @@ read; joined, Parquet keeps one copy per distinct tag set and a read hands out c
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Iterable
 
@@ -87,6 +88,27 @@ def column_array(values: list, typ: pa.DataType) -> pa.Array:
             return pa.array([None if v is None or v is pd.NA or (isinstance(v, float) and math.isnan(v))
                              else str(v) for v in values], type=typ)
     return pa.array(values, type=typ, from_pandas=True)  # NaN -> null
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def joined_tags(tags: tuple[str, ...]) -> str:
+    """A row's tags as ``to_stored`` joins them (TAG_SEP inside a tag made a space). Memoised: a
+    parse meets the same ~1,500 tag tuples (one object per test, ``build._identity``) build after
+    build, and joining them once each is what spares it the list column's 27,000 strings a build."""
+    return TAG_SEP.join(t.replace(TAG_SEP, " ") for t in tags)
+
+
+def stored_tags(values: list) -> pa.Array:
+    """The ``tags`` column of ``STORED_SCHEMA`` from per-row cells, equal to ``to_stored`` of
+    ``column_array(values, list<string>)``: tuples of strings joined (``joined_tags``), any
+    other cell (None, a list, a number among the tags) through the list column."""
+    if all(type(v) is tuple for v in values):
+        try:
+            return pa.array([joined_tags(v) for v in values], pa.string())
+        except (AttributeError, TypeError):  # a non-text tag: converted as the list column converts it
+            pass
+    lists = column_array(values, _LIST_TYPES["tags"])
+    return to_stored(pa.table({"tags": lists})).column(0).combine_chunks()
 
 
 def samples_to_arrow(df: pd.DataFrame) -> pa.Table:
