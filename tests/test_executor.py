@@ -3,12 +3,14 @@ give the same ordered results, and one failing item does not lose the others."""
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import os
 
 import pytest
 
 from pal.executor import Executor, Failed, LocalExecutor, make_executor, start_early
+from pal.memory import sparse_gc
 from pal.model import BuildFile
 from pal.store import Store
 from pal.store.ingest import Fragment, parse_to_fragment
@@ -101,6 +103,37 @@ def test_a_worker_hands_back_what_each_item_freed(monkeypatch):
     assert pal.executor._call_in_worker(square_or_fail, 3) == 9
     assert isinstance(pal.executor._call_in_worker(square_or_fail, 7), Failed)
     assert calls == [pal.executor.WORKER_TRIM_FREE] * 2
+
+
+def _thresholds(_: int) -> tuple[int, int, int]:
+    return gc.get_threshold()
+
+
+@pytest.mark.parametrize("kind", ["local", "dask"])
+def test_workers_collect_at_the_submitting_runs_thresholds(kind, dask_executor):
+    """A worker starts with CPython's collector thresholds whatever the run set; each item runs
+    under the submitter's (the run's ``sparse_gc``), and the worker's own are back after it."""
+    run = (12_345, 17, 99)
+    assert gc.get_threshold() != run
+    ex = dask_executor if kind == "dask" else LocalExecutor(2)
+    try:
+        with sparse_gc(run):
+            seen = ex.map(_thresholds, range(4), label="gc")
+        assert seen == [run] * 4
+        after = ex.map(_thresholds, range(4), label="gc")  # submitted at this process's own thresholds
+        assert after == [gc.get_threshold()] * 4
+    finally:
+        if kind == "local":
+            ex.close()
+
+
+def test_an_item_leaves_its_workers_thresholds_as_they_were():
+    import pal.executor
+
+    before = gc.get_threshold()
+    assert pal.executor._call_in_worker(_thresholds, 0, (11_111, 12, 13)) == (11_111, 12, 13)
+    assert isinstance(pal.executor._call_in_worker(square_or_fail, 7, (11_111, 12, 13)), Failed)
+    assert gc.get_threshold() == before
 
 
 def _ingest(args: tuple) -> Fragment:
