@@ -1,9 +1,9 @@
-"""Worker-side ingest: parse one archive and write its samples as a staged Parquet fragment.
+"""Worker-side ingest: parse one archive and write its samples as a staged fragment (``write_staged``).
 
 Runs in executor workers, so everything crossing the process boundary is small and
 picklable: a BuildFile (a path) goes in, a Fragment (a path, a row count, BuildMeta and
 problems) comes out. No DataFrame travels through the scheduler; the driver then calls
-``Store.commit_fragments`` to move the files into place and update the manifest.
+``Store.commit_fragments`` to place them in the store (as Parquet) and update the manifest.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ class Fragment:
     job: str
     build: int
     sha256: str
-    path: str | None  # the staged Parquet file
+    path: str | None  # the staged file (Arrow IPC, ``pal.store.store.write_staged``)
     rows: int = 0
     meta: BuildMeta | None = None
     problems: list[Problem] = field(default_factory=list)  # per-test problems from the parser
@@ -57,7 +57,7 @@ def parse_to_fragment(
     ``parse_fn`` defaults to ``pal.parse.parse_build`` (imported here, in the worker); tests
     inject a fake. A ParseError or an unreadable file gives a Fragment with ``error`` set.
     """
-    from pal.store.store import write_fragment  # the store's writer: one schema for both paths
+    from pal.store.store import STAGED_SUFFIX, write_staged  # the store's writer: one schema for both paths
 
     job, build = build_file.job, int(build_file.build)
     try:
@@ -71,6 +71,6 @@ def parse_to_fragment(
     except (ParseError, OSError) as exc:
         return Fragment(job, build, sha, None, error=str(exc))
     safe_job = "".join(c if c.isalnum() or c in "-_." else "_" for c in job)
-    target = Path(staging_dir) / f"{safe_job}--{build}-{sha[:8]}-{uuid.uuid4().hex[:6]}.parquet"
-    rows = write_fragment(result.table, target)
+    target = Path(staging_dir) / f"{safe_job}--{build}-{sha[:8]}-{uuid.uuid4().hex[:6]}{STAGED_SUFFIX}"
+    rows = write_staged(result.table, target)
     return Fragment(job, build, sha, str(target), rows, result.meta, list(result.problems))

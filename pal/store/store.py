@@ -8,7 +8,7 @@ Layout::
     <store>/samples/job=<job>/c<first>-<last>-<id>.parquet compacted: builds first..last, a row group each
     <store>/state/<name>.json                              saved states (series key -> state: page digests)
     <store>/alerts.json                                    the previous run's alerts
-    <store>/staging/                                       fragments written by workers
+    <store>/staging/                                       fragments written by workers (Arrow IPC, ``write_staged``)
     <store>/.lock                                          the single-writer lock (holder's pid)
 
 Every write goes to a temp file in the target directory and is renamed into place; the
@@ -79,13 +79,51 @@ class CommitResult:
     skipped: list["Fragment"] = field(default_factory=list)  # fragments with an error: not stored
 
 
-def write_fragment(samples: pd.DataFrame | pa.Table, target: Path, *, step: str | None = "fragment-temp") -> int:
-    """Write samples (sorted by test_id, metric) as one Parquet file, atomically; return the row count."""
+def _sorted_stored(samples: pd.DataFrame | pa.Table) -> pa.Table:
+    """Samples as a fragment holds them: ``STORED_SCHEMA``'s joined tags, sorted by ``SORT_KEYS``."""
     table = to_stored(samples if isinstance(samples, pa.Table) else samples_to_arrow(samples))
     if table.num_rows:
         table = table.take(pc.sort_indices(table, sort_keys=[(k, "ascending") for k in SORT_KEYS]))
+    return table
+
+
+def write_fragment(samples: pd.DataFrame | pa.Table, target: Path, *, step: str | None = "fragment-temp") -> int:
+    """Write samples (sorted by test_id, metric) as one Parquet file, atomically; return the row count."""
+    table = _sorted_stored(samples)
     write_atomic(target, lambda p: pq.write_table(table, p, compression="zstd"), step=step)
     return table.num_rows
+
+
+#: a staged fragment (``write_staged``): an Arrow IPC file, read by ``commit_fragments`` only
+STAGED_SUFFIX = ".arrow"
+
+
+def write_staged(samples: pd.DataFrame | pa.Table, target: Path) -> int:
+    """Write a worker's fragment for ``commit_fragments`` (sorted as ``write_fragment`` sorts), as
+    an Arrow IPC file with zstd buffers, atomically; return the row count.
+
+    Why not Parquet: the commit reads every staged fragment once, into a compacted file or into
+    the one Parquet file of its build, so a Parquet file written here was decoded again at once.
+    A build of 1,500 tests: 2 ms to write and 1 ms to read as IPC, 8 and 4 ms as Parquet; a cold
+    run's commit read 680 of them in its own process, the workers waiting.
+    """
+    table = _sorted_stored(samples)
+
+    def write(path: Path) -> None:
+        with pa.OSFile(str(path), "wb") as sink, \
+                pa.ipc.new_file(sink, table.schema, options=pa.ipc.IpcWriteOptions(compression="zstd")) as writer:
+            writer.write_table(table)
+
+    write_atomic(target, write, step="fragment-temp")
+    return table.num_rows
+
+
+def read_fragment_file(path: Path) -> pa.Table:
+    """A fragment file whole: a staged IPC file (``STAGED_SUFFIX``) or a Parquet fragment."""
+    if path.suffix == STAGED_SUFFIX:
+        with pa.OSFile(str(path), "rb") as source:
+            return pa.ipc.open_file(source).read_all()
+    return pq.read_table(path)
 
 
 def _schema(columns: list[str] | None, dictionary: bool) -> pa.Schema:
@@ -209,15 +247,21 @@ class Store:
         return path
 
     def commit_fragments(self, fragments: Iterable["Fragment"], *, replace: bool = False) -> CommitResult:
-        """Move fragments written by workers into place and list them in the manifest, in one atomic step.
+        """Place fragments written by workers into the store and list them in the manifest, in one atomic step.
 
         A fragment with ``error`` set (or no file) is skipped and returned in ``skipped``; one
         whose (job, build, sha256) is already stored is "unchanged" and its staged file deleted.
+        With ``auto_compact``, a job's run of that many single-build fragments (the new ones
+        among them) is written as one compacted file straight from the staged files; each other
+        new build gets a Parquet file of its own. The files are written first, the manifest
+        names them in one replace, the staged files and the fragments the manifest no longer
+        lists go last.
         """
         result = CommitResult()
         with self.lock():
             manifest = self._manifest().copy()
             obsolete: list[str] = []
+            staged: dict[tuple[str, int], Path] = {}
             for frag in fragments:
                 name = f"{frag.job}/{frag.build}"
                 if frag.error or not frag.path or frag.meta is None:
@@ -229,20 +273,28 @@ class Store:
                     Path(frag.path).unlink(missing_ok=True)
                     result.unchanged.append(name)
                     continue
-                rel = fragment_name(frag.job, frag.build, frag.sha256)
-                self._move_in(Path(frag.path), self.path / rel)
-                manifest.builds[key] = entry_of(frag.meta, frag.sha256, rel, frag.rows)
+                if key in staged and staged[key] != Path(frag.path):  # (a build twice in one commit: the last is kept)
+                    staged[key].unlink(missing_ok=True)
+                staged[key] = Path(frag.path)
+                manifest.builds[key] = entry_of(frag.meta, frag.sha256, fragment_name(frag.job, frag.build, frag.sha256),
+                                                frag.rows)
                 if old is not None:
                     obsolete.append(old["fragment"])
                 (result.added if old is None else result.replaced).append(name)
             if not (result.added or result.replaced):
                 return result
+            runs = self._runs(manifest, COMPACT_ROWS, self.auto_compact) if self.auto_compact else []
+            _, merged = self._write_runs(manifest, runs, staged)
+            in_runs = {k for run in runs for k in run}
+            for key, path in staged.items():
+                if key not in in_runs:
+                    self._place(path, self.path / manifest.builds[key]["fragment"])
             crash_point("fragments-placed")
             self._save(manifest)
-            for rel in dict.fromkeys(obsolete):
+            for rel in dict.fromkeys(obsolete + merged):
                 self._unlink_fragment(rel)
-            if self.auto_compact:
-                self._compact(COMPACT_ROWS, min_builds=self.auto_compact)
+            for path in staged.values():
+                path.unlink(missing_ok=True)
         return result
 
     def remove_build(self, job: str, build: int) -> bool:
@@ -470,6 +522,19 @@ class Store:
         then the old files go. The rows and their order are unchanged.
         """
         manifest = self._manifest().copy()
+        made, old = self._write_runs(manifest, self._runs(manifest, target_rows, min_builds), {})
+        if not made:
+            return made
+        crash_point("fragments-placed")
+        self._save(manifest)
+        for rel in old:
+            self._unlink_fragment(rel)
+        return made
+
+    @staticmethod
+    def _runs(manifest: Manifest, target_rows: int, min_builds: int) -> list[list[tuple[str, int]]]:
+        """The runs of at least ``min_builds`` (and 2) consecutive single-build fragments of a job
+        that ``_compact`` merges, each cut where it would pass ``target_rows`` rows."""
         runs: list[list[tuple[str, int]]] = []
         current: list[tuple[str, int]] = []
         rows = 0
@@ -483,31 +548,32 @@ class Store:
                 current.append(key)
                 rows += int(e["rows"])
         runs.append(current)
+        return [r for r in runs if len(r) >= max(2, min_builds)]
+
+    def _write_runs(self, manifest: Manifest, runs: list[list[tuple[str, int]]],
+                    staged: Mapping[tuple[str, int], Path]) -> tuple[list[tuple[str, int]], list[str]]:
+        """Write each run as one compacted file (unlisted yet) and point its builds' entries in
+        ``manifest`` at it; a build in ``staged`` is read from its staged file, any other from its
+        stored fragment. Returns (new fragment, builds in it) and the stored fragments merged."""
         made: list[tuple[str, int]] = []
         old: list[str] = []
-        for run in (r for r in runs if len(r) >= max(2, min_builds)):
+        for run in runs:
             job = run[0][0]
             rel = (f"{SAMPLES_DIR}/job={quote(job, safe='')}/c{run[0][1]}-{run[-1][1]}-"
                    f"{uuid.uuid4().hex[:6]}.parquet")
-            sources = [manifest.builds[k]["fragment"] for k in run]
+            sources = [staged[k] if k in staged else self.path / manifest.builds[k]["fragment"] for k in run]
             places: list[tuple[int, int]] = []
             write_atomic(self.path / rel, lambda p, sources=sources, places=places:
                          places.extend(self._write_compacted(p, sources)), step="fragment-temp")
+            old.extend(manifest.builds[k]["fragment"] for k in run if k not in staged)
             for k, (group, offset) in zip(run, places):
                 manifest.builds[k] = dict(manifest.builds[k], fragment=rel, row_group=group, offset=offset)
-            old.extend(sources)
             made.append((rel, len(run)))
-        if not made:
-            return made
-        crash_point("fragments-placed")
-        self._save(manifest)
-        for rel in old:
-            self._unlink_fragment(rel)
-        return made
+        return made, old
 
-    def _write_compacted(self, target: Path, sources: list[str]) -> list[tuple[int, int]]:
-        """One Parquet file of the ``sources`` fragments, in order, in row groups of about
-        GROUP_ROWS rows (whole fragments); return each source's (row group, row offset)."""
+    def _write_compacted(self, target: Path, sources: list[Path]) -> list[tuple[int, int]]:
+        """One Parquet file of the ``sources`` fragment files (stored or staged), in order, in row
+        groups of about GROUP_ROWS rows (whole fragments); return each source's (row group, row offset)."""
         places: list[tuple[int, int]] = []
         pending: list[pa.Table] = []
         rows = 0
@@ -520,11 +586,11 @@ class Store:
                     writer.write_table(t, row_group_size=max(1, t.num_rows))
                     pending, rows, group = [], 0, group + 1
 
-            for rel in sources:
+            for source in sources:
                 try:
-                    t = from_stored(pq.read_table(self.path / rel), joined=True).cast(STORED_SCHEMA)
+                    t = from_stored(read_fragment_file(source), joined=True).cast(STORED_SCHEMA)
                 except (OSError, pa.ArrowInvalid) as exc:
-                    raise StoreError(f"{self.path / rel}: cannot read a listed fragment ({exc})") from None
+                    raise StoreError(f"{source}: cannot read a listed fragment ({exc})") from None
                 if pending and rows + t.num_rows > GROUP_ROWS:
                     flush()
                 places.append((group, rows))
@@ -550,6 +616,18 @@ class Store:
         return path
 
     # ------------------------------------------------------------------ helpers
+
+    def _place(self, staged: Path, target: Path) -> None:
+        """A staged fragment as the Parquet file ``target`` (written from a staged IPC file, which
+        the caller deletes once the manifest is saved; a staged Parquet file is moved)."""
+        if staged.suffix != STAGED_SUFFIX:
+            self._move_in(staged, target)
+            return
+        try:
+            table = read_fragment_file(staged)
+        except (OSError, pa.ArrowInvalid) as exc:
+            raise StoreError(f"{staged}: cannot read the staged fragment ({exc})") from None
+        write_atomic(target, lambda p: pq.write_table(table, p, compression="zstd"), step="fragment-temp")
 
     def _move_in(self, staged: Path, target: Path) -> None:
         target.parent.mkdir(parents=True, exist_ok=True)

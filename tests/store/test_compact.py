@@ -212,3 +212,75 @@ def test_a_version_2_store_with_tags_as_lists_reads_as_a_new_one(tmp_path):
     assert joined_tags(Store(path)) == ["\x1f".join(t) for t in both["tags"]]
     compacted = [f for f in parquet_files(store) if "ndrpdr" in f]
     assert len(compacted) == 1 and str(pq.read_schema(path / compacted[0]).field("tags").type) == "string"
+
+
+def _staged(store: Store, tmp_path: Path, builds: range, job: str = A) -> list:
+    """Fragments of ``builds`` as the parse's workers stage them (``parse_to_fragment``)."""
+    from pal.model import BuildFile
+    from pal.store.ingest import parse_to_fragment
+    from tests.store.data import fake_parse
+
+    frags = []
+    for b in builds:
+        f = tmp_path / f"{job[-6:]}-{b}.txt"
+        f.write_text(str(float(b)))
+        frags.append(parse_to_fragment(BuildFile(job, b, f, "test"), str(store.staging_dir()), {}, parse_fn=fake_parse))
+    return frags
+
+
+def _as_parquet(frags: list) -> list:
+    """The same fragments staged as Parquet files, as workers staged them before ``write_staged``."""
+    import dataclasses
+
+    from pal.store.store import read_fragment_file
+
+    out = []
+    for frag in frags:
+        path = Path(frag.path).with_suffix(".parquet")
+        pq.write_table(read_fragment_file(Path(frag.path)), path, compression="zstd")
+        out.append(dataclasses.replace(frag, path=str(path)))
+    return out
+
+
+def _layout(store: Store) -> list[tuple]:
+    """Each build's place: its file's name without the unique part, row group and offset."""
+    doc = json.loads((store.path / "manifest.json").read_text())
+    return [(e["job"], e["build"], "-".join(Path(e["fragment"]).name.split("-")[:2]), e.get("row_group"), e.get("offset"))
+            for e in doc["builds"]]
+
+
+def test_staged_fragments_are_arrow_files_the_commit_turns_into_parquet(tmp_path):
+    store = Store(tmp_path / "s")
+    frags = _staged(store, tmp_path, range(1, 3))
+    assert all(f.path.endswith(".arrow") for f in frags)
+    assert pa.ipc.open_file(frags[0].path).read_all().num_rows == frags[0].rows
+    store.commit_fragments(frags)
+    assert [Path(f).suffix for f in parquet_files(store)] == [".parquet"] * 2
+    assert not list(store.staging_dir().iterdir())  # each staged file gone once the manifest lists its build
+    old = Store(tmp_path / "old")
+    old.commit_fragments(_as_parquet(_staged(old, tmp_path, range(1, 3))))  # the path before: moved in as staged
+    pd.testing.assert_frame_equal(store.samples(), old.samples())
+    for a, b in zip(parquet_files(store), parquet_files(old)):  # the same Parquet bytes
+        assert (store.path / a).read_bytes() == (old.path / b).read_bytes()
+
+
+@pytest.mark.parametrize("before", [0, 2], ids=["all-new", "after-two-stored-singles"])
+def test_a_commit_compacts_straight_from_the_staged_files_as_a_commit_then_a_vacuum_did(tmp_path, before):
+    """The staged files of a run go into the compacted file without a Parquet file of their own;
+    the store holds what committing them one by one and compacting after held: the same rows,
+    files, row groups and offsets."""
+    new = Store(tmp_path / "new", auto_compact=4)
+    ref = Store(tmp_path / "ref", auto_compact=None)
+    for store in (new, ref):
+        store.commit_fragments(_staged(store, tmp_path, range(1, 3), job=B))
+        if before:
+            store.commit_fragments(_staged(store, tmp_path, range(1, before + 1)))
+    assert len(parquet_files(new)) == before + 2  # below the threshold: singles
+    new.commit_fragments(_staged(new, tmp_path, range(before + 1, 7)))
+    ref.commit_fragments(_as_parquet(_staged(ref, tmp_path, range(before + 1, 7))))
+    ref._compact(500_000, min_builds=4)
+    assert _layout(new) == _layout(ref)
+    assert [a[2:] for a in _layout(new) if a[0] == A] == [("c1-6", 0, 3 * i) for i in range(6)]
+    assert sorted(Path(f).name.split("-")[0] for f in parquet_files(new)) == ["1", "2", "c1"]  # B's two singles stay
+    pd.testing.assert_frame_equal(new.samples(), ref.samples())
+    assert not list(new.staging_dir().iterdir()) and leftovers(new) == []
