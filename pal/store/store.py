@@ -79,6 +79,14 @@ class CommitResult:
     skipped: list["Fragment"] = field(default_factory=list)  # fragments with an error: not stored
 
 
+#: how every fragment is written: zstd, with dictionary pages for the text columns only. A number
+#: column's values are nearly all distinct: its dictionary page filled up and the writer fell back
+#: to plain pages after building it (Arrow's default dictionary-encodes every column). The
+#: benchmark's compacted file of 253,500 rows: 2.47 -> 1.16 us a row to write, 13.0 -> 11.4 MB,
+#: the same read time.
+FRAGMENT_WRITE = {"compression": "zstd", "use_dictionary": [f.name for f in STORED_SCHEMA if pa.types.is_string(f.type)]}
+
+
 def _sorted_stored(samples: pd.DataFrame | pa.Table) -> pa.Table:
     """Samples as a fragment holds them: ``STORED_SCHEMA``'s joined tags, sorted by ``SORT_KEYS``."""
     table = to_stored(samples if isinstance(samples, pa.Table) else samples_to_arrow(samples))
@@ -90,7 +98,7 @@ def _sorted_stored(samples: pd.DataFrame | pa.Table) -> pa.Table:
 def write_fragment(samples: pd.DataFrame | pa.Table, target: Path, *, step: str | None = "fragment-temp") -> int:
     """Write samples (sorted by test_id, metric) as one Parquet file, atomically; return the row count."""
     table = _sorted_stored(samples)
-    write_atomic(target, lambda p: pq.write_table(table, p, compression="zstd"), step=step)
+    write_atomic(target, lambda p: pq.write_table(table, p, **FRAGMENT_WRITE), step=step)
     return table.num_rows
 
 
@@ -578,7 +586,7 @@ class Store:
         pending: list[pa.Table] = []
         rows = 0
         group = 0
-        with pq.ParquetWriter(target, STORED_SCHEMA, compression="zstd") as writer:
+        with pq.ParquetWriter(target, STORED_SCHEMA, **FRAGMENT_WRITE) as writer:
             def flush() -> None:
                 nonlocal pending, rows, group
                 if pending:
@@ -627,7 +635,7 @@ class Store:
             table = read_fragment_file(staged)
         except (OSError, pa.ArrowInvalid) as exc:
             raise StoreError(f"{staged}: cannot read the staged fragment ({exc})") from None
-        write_atomic(target, lambda p: pq.write_table(table, p, compression="zstd"), step="fragment-temp")
+        write_atomic(target, lambda p: pq.write_table(table, p, **FRAGMENT_WRITE), step="fragment-temp")
 
     def _move_in(self, staged: Path, target: Path) -> None:
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -232,12 +232,12 @@ def _as_parquet(frags: list) -> list:
     """The same fragments staged as Parquet files, as workers staged them before ``write_staged``."""
     import dataclasses
 
-    from pal.store.store import read_fragment_file
+    from pal.store.store import read_fragment_file, write_fragment
 
     out = []
     for frag in frags:
         path = Path(frag.path).with_suffix(".parquet")
-        pq.write_table(read_fragment_file(Path(frag.path)), path, compression="zstd")
+        write_fragment(read_fragment_file(Path(frag.path)), path)
         out.append(dataclasses.replace(frag, path=str(path)))
     return out
 
@@ -284,3 +284,18 @@ def test_a_commit_compacts_straight_from_the_staged_files_as_a_commit_then_a_vac
     assert sorted(Path(f).name.split("-")[0] for f in parquet_files(new)) == ["1", "2", "c1"]  # B's two singles stay
     pd.testing.assert_frame_equal(new.samples(), ref.samples())
     assert not list(new.staging_dir().iterdir()) and leftovers(new) == []
+
+
+def test_fragments_have_dictionary_pages_for_their_texts_only(tmp_path):
+    """Text columns dictionary-encoded (a read hands out their codes); number columns plain (their
+    distinct values only filled a dictionary page the writer then gave up)."""
+    store = Store(tmp_path / "s", auto_compact=2)
+    store.commit_fragments(_staged(store, tmp_path, range(1, 4)))  # one compacted file
+    store.commit_fragments(_staged(store, tmp_path, range(1, 2), job=B))  # one single
+    for rel in parquet_files(store):
+        meta = pq.ParquetFile(store.path / rel).metadata
+        group = meta.row_group(0)
+        encoded = {group.column(i).path_in_schema: "dictionary" in " ".join(group.column(i).encodings).lower()
+                   for i in range(group.num_columns)}
+        assert encoded["test_id"] and encoded["tags"] and encoded["job"], rel
+        assert not encoded["value"] and not encoded["stdev"] and not encoded["build"], rel
