@@ -30,17 +30,19 @@ from pal.store.schema import arrow_to_samples, samples_to_arrow
 
 def old_read_window(store: Store, jobs: list[str], builds: pd.DataFrame) -> pd.DataFrame:
     """The window read before the manifest chose fragments (pal.history at c6149c1): a dataset of
-    every listed fragment of the jobs, read whole, then filtered to the window's builds."""
+    every listed fragment of the jobs, read whole, then filtered to the window's builds. (The
+    fragments now hold their rows' tags joined, ``STORED_SCHEMA``: read as such, where that read
+    had lists to join.)"""
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.dataset as ds
 
-    from pal.store.schema import SAMPLES_SCHEMA
+    from pal.store.schema import STORED_SCHEMA
 
     columns = [c for c in SAMPLE_COLUMNS if c not in UNREAD_COLUMNS]
     plain = [c for c in columns if c != "tags"]
     rels = store._manifest().fragments(jobs)
-    table = ds.dataset([str(store.path / r) for r in rels], schema=SAMPLES_SCHEMA, format="parquet").to_table(
+    table = ds.dataset([str(store.path / r) for r in rels], schema=STORED_SCHEMA, format="parquet").to_table(
         columns=columns)
     mask = None
     for job, numbers in builds.groupby("job", sort=False)["build"]:
@@ -49,7 +51,7 @@ def old_read_window(store: Store, jobs: list[str], builds: pd.DataFrame) -> pd.D
     if mask is not None and not pc.all(mask).as_py():
         table = table.filter(mask)
     samples = arrow_to_samples(table.select(plain), plain)
-    joined = pc.dictionary_encode(pc.binary_join(table["tags"], "\x1f")).combine_chunks()
+    joined = pc.dictionary_encode(table["tags"]).combine_chunks()
     uniq = np.empty(len(joined.dictionary) + 1, dtype=object)
     uniq[:-1] = [tuple(t.split("\x1f")) if t else () for t in joined.dictionary.to_pylist()]
     uniq[-1] = None
