@@ -98,8 +98,13 @@ def _sorted_stored(samples: pd.DataFrame | pa.Table) -> pa.Table:
 def write_fragment(samples: pd.DataFrame | pa.Table, target: Path, *, step: str | None = "fragment-temp") -> int:
     """Write samples (sorted by test_id, metric) as one Parquet file, atomically; return the row count."""
     table = _sorted_stored(samples)
-    write_atomic(target, lambda p: pq.write_table(table, p, **FRAGMENT_WRITE), step=step)
+    _write_parquet(table, target, step)
     return table.num_rows
+
+
+def _write_parquet(table: pa.Table, target: Path, step: str | None) -> None:
+    """A table already as a fragment holds it (``_sorted_stored``), written atomically as one."""
+    write_atomic(target, lambda p: pq.write_table(table, p, **FRAGMENT_WRITE), step=step)
 
 
 #: a staged fragment (``write_staged``): an Arrow IPC file, read by ``commit_fragments`` only
@@ -635,7 +640,7 @@ class Store:
             table = read_fragment_file(staged)
         except (OSError, pa.ArrowInvalid) as exc:
             raise StoreError(f"{staged}: cannot read the staged fragment ({exc})") from None
-        write_atomic(target, lambda p: pq.write_table(table, p, **FRAGMENT_WRITE), step="fragment-temp")
+        _write_parquet(table, target, "fragment-temp")  # (staged sorted: written as write_fragment writes it)
 
     def _move_in(self, staged: Path, target: Path) -> None:
         target.parent.mkdir(parents=True, exist_ok=True)
