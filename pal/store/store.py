@@ -603,7 +603,7 @@ class Store:
                 try:
                     t = from_stored(read_fragment_file(source), joined=True).cast(STORED_SCHEMA)
                 except (OSError, pa.ArrowInvalid) as exc:
-                    raise StoreError(f"{source}: cannot read a listed fragment ({exc})") from None
+                    raise StoreError(f"{source}: cannot read a fragment to compact, stored or staged ({exc})") from None
                 if pending and rows + t.num_rows > GROUP_ROWS:
                     flush()
                 places.append((group, rows))
