@@ -34,6 +34,7 @@ from pal.parse.identity import (
 from pal.parse.messages import MessageParser, parse_message
 from pal.parse.prefilter import FilterUnsafe, TailUnread, strip_test_bodies
 from pal.parse.rows import Rows
+from pal.parse.tails import Run
 from pal.parse.walker import RawTest, Walk
 from pal.report import Problem
 
@@ -198,7 +199,7 @@ def _walk(path: str | Path, job: str, build: int, rename: Mapping[str, str] | No
     which ``pal.parse.tails`` reads."""
     file = str(path)
     ctx = _Context(job, int(build), file, dict(rename or {}), patterns, parsers)
-    tails: deque[bytes] | None = deque() if mode == TAILS else None
+    tails: deque[bytes | Run] | None = deque() if mode == TAILS else None
     walk = Walk(file, build, tails)
     chunks = read_chunks(path, build, max_bytes=max_bytes)
     rows = Rows()

@@ -21,6 +21,10 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 
 from pal.parse.archive import declared_encoding
+from pal.parse.tails import Run, read_usual_test
+from pal.parse.unsafe import FilterUnsafe, TailUnread
+
+__all__ = ["FilterUnsafe", "TailUnread", "body_end", "strip_test_bodies"]
 
 _TEST_START = re.compile(rb"<test(?=[\s>/])")
 # The end of a start tag: the first '>' outside quoted attribute values. Runs of plain bytes are
@@ -44,20 +48,14 @@ _TAIL_WINDOW = 8192  # bytes at the end of a span searched by that regex
 _BODY = frozenset((b"kw", b"for", b"iter", b"if", b"branch", b"try", b"while", b"group", b"return",
                    b"continue", b"break", b"error", b"variable", b"var", b"msg"))
 _UNSAFE = re.compile(rb"<!(?:--|\[CDATA\[)")
+# what stands in the stream for a run of tests read whole (``pal.parse.tails.read_usual_test``)
+_RUN_MARK = b"<test/>"
+_BLANKS = re.compile(rb"[ \t\r\n]*")
 #: the longest test tail ``strip_test_bodies`` hands to ``pal.parse.tails`` (CSIT's are 1-10 KB); a
 #: longer one goes to the XML parser, whose limits (10 MB a text node) then apply as they always did
 MAX_TAIL = 1 << 20
 _FEED = 1 << 20  # bytes handed to the parser at a time when the end of a file is held
 _LONGEST_CLOSING = 256  # bytes of a closing tag a streaming cut waits for across chunks
-
-
-class FilterUnsafe(Exception):
-    """The file has XML constructs the byte-level filter cannot skip safely."""
-
-
-class TailUnread(FilterUnsafe):
-    """A test's tail holds something ``pal.parse.tails`` leaves to the XML parser (or the file is
-    not UTF-8): parse it again with the tails in the stream."""
 
 
 def _no_nested_test(buf: bytes, lo: int, hi: int) -> None:
@@ -121,13 +119,19 @@ def _utf8_prolog(first: bytes) -> bool:
     return declared is None or declared.lower() in ("utf-8", "utf8")
 
 
-def strip_test_bodies(chunks: Iterable[bytes], tails: deque[bytes] | None = None) -> Iterator[bytes]:
+def strip_test_bodies(chunks: Iterable[bytes], tails: deque[bytes | Run] | None = None) -> Iterator[bytes]:
     """Yield the stream with every test's body elements removed (see the module docstring).
 
     ``tails``: each test's tail is appended to it, in document order, and left out of the stream
     (a test is yielded as its start and end tags), for ``pal.parse.tails.read_tail`` to read;
     a self-closed ``<test/>`` gets an empty tail. Only for UTF-8 documents (``TailUnread``
     otherwise), whose bytes that reader decodes.
+
+    With ``tails``, a test as CSIT's are written (``pal.parse.tails.read_usual_test``) is read
+    whole and leaves nothing in the stream: the tests so read one after another (blanks between
+    them, within one chunk) make a ``Run``, appended to ``tails`` where one empty ``<test/>`` takes
+    their place in the stream. The XML parser then sees a suite, its setup and a mark, not 1,500
+    tests of three elements each, and the walker takes the run's tests at the mark.
 
     Each chunk costs time in its own size, also inside a test that spans many chunks with no
     closing tag to cut at (a body of blanks or ``<kw/>``): the buffer grows in place and a
@@ -138,6 +142,7 @@ def strip_test_bodies(chunks: Iterable[bytes], tails: deque[bytes] | None = None
     scanned = 0  # inside: how far buf has been searched for </test>
     floor = 0  # inside: buf[:floor] was searched for a body closing tag to cut at, none was left
     first = True
+    run: Run | None = None  # the tests read whole since the last mark, when only blanks came between them
     for chunk in chunks:
         if first and tails is not None and not _utf8_prolog(chunk):
             raise TailUnread("not declared as UTF-8: the tails are left to the XML parser")
@@ -185,6 +190,21 @@ def strip_test_bodies(chunks: Iterable[bytes], tails: deque[bytes] | None = None
                     out.append(buf[pos:keep])
                     pos = keep
                     break
+                if tails is not None:
+                    found = _TEST_END_RX.search(buf, m.end())
+                    whole = read_usual_test(buf, m.start(), found.start(), MAX_TAIL) if found else None
+                    if whole is not None:
+                        cut, test = whole
+                        _no_nested_test(buf, m.end(), cut)
+                        if run is None or _BLANKS.fullmatch(buf, pos, m.start()) is None:
+                            out.append(buf[pos:m.start()])
+                            out.append(_RUN_MARK)
+                            run = []
+                            tails.append(run)
+                        run.append(test)
+                        pos = found.end()
+                        continue
+                    run = None  # a test element comes next in the stream: the next run gets its own mark
                 t = _START_TAG_END.match(buf, m.end())
                 if t is None:  # the start tag continues in the next chunk
                     out.append(buf[pos:m.start()])
@@ -195,6 +215,7 @@ def strip_test_bodies(chunks: Iterable[bytes], tails: deque[bytes] | None = None
                 if not inside and tails is not None:
                     tails.append(b"")
                 pos = t.end()
+        run = None  # the walker reads a run when its mark reaches it, after this chunk is yielded
         del buf[:pos]
         scanned = max(0, scanned - pos)
         floor = max(0, floor - pos)

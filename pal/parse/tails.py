@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import functools
 import re
+from typing import NamedTuple
 
-from pal.parse.prefilter import TailUnread
+from pal.parse.unsafe import TailUnread
 
 
 _WS = rb"[ \t\r\n]*"
@@ -37,6 +38,8 @@ _TAG_TEXT_STR = re.compile(r"<tag>([^<]*)</tag>")
 # a tail as Robot Framework 4+ writes it: an optional <doc>, the tags, the status
 _USUAL = re.compile(rb"(?:[ \t\r\n]*<doc>(?P<doc>[^<]*)</doc>)?(?P<tags>(?:[ \t\r\n]*<tag>[^<]*</tag>)*)[ \t\r\n]*"
                     rb"<status" + _ATTRS + rb"[ \t\r\n]*(?:/>|>(?P<text>[^<]*)</status>)[ \t\r\n]*")
+# a tail's last element, its <status>, and the blanks after it
+_STATUS_END = re.compile(rb"<status" + _ATTRS + rb"[ \t\r\n]*(?:/>|>(?P<text>[^<]*)</status>)[ \t\r\n]*")
 # the inside of RF 3's <tags>: plain or empty <tag>s only
 _WRAPPED = re.compile(rb"((?:[ \t\r\n]*<tag[ \t\r\n]*(?:/>|>[^<]*</tag[ \t\r\n]*>))*)[ \t\r\n]*</tags[ \t\r\n]*>")
 _WRAPPED_TAG = re.compile(rb"<tag[ \t\r\n]*(?:/>|>([^<]*)</tag)")
@@ -104,15 +107,95 @@ def _tags(texts: list[bytes]) -> tuple[str, ...]:
     return tuple(filter(None, (_text(t).strip() for t in texts)))
 
 
+# a run of plain <tag>s, blanks after it too (what a usual tail holds before its <status>)
+_TAG_BLOCK = re.compile(rb"(?:[ \t\r\n]*<tag>[^<]*</tag>)*[ \t\r\n]*")
+
+
 @functools.lru_cache(maxsize=1 << 14)
-def _tag_run(block: bytes) -> tuple[str, ...]:
-    """The tags of a run of ``<tag>`` elements, stripped, blank ones left out. Memoised: a test has
-    the same tags every build, and the tuple returned is the one the test's identity is cached by
-    (``build._identity``), so the cache adds little but the block's bytes. A plain block (printable
-    ASCII, no '&') is decoded once, not a tag at a time (a worker's first build of a job)."""
+def _tag_run(block: bytes) -> tuple[str, ...] | None:
+    """The tags of a run of ``<tag>`` elements (blanks around them), stripped, blank ones left out;
+    None when the block is anything else. Memoised: a test has the same tags every build, and the
+    tuple returned is the one the test's identity is cached by (``build._identity``), so the cache
+    adds little but the block's bytes; the block is checked once, when first seen. A plain block
+    (printable ASCII, no '&') is decoded once, not a tag at a time (a worker's first build of a job)."""
+    if not _TAG_BLOCK.fullmatch(block):
+        return None
     if _PLAIN_TEXT.fullmatch(block) and b"]]>" not in block:
         return tuple(filter(None, map(str.strip, _TAG_TEXT_STR.findall(block.decode("ascii")))))
     return _tags(_TAG_TEXT.findall(block))
+
+
+def _status(m: re.Match[bytes]) -> tuple[str | None, str]:
+    """The ``status`` attribute and the text of a ``<status>`` matched with groups ``attrs`` and ``text``."""
+    attrs = m["attrs"]
+    plain = _PLAIN_STATUS.fullmatch(attrs) if attrs else None
+    status = plain[1].decode("ascii") if plain else (_attributes(attrs).get(b"status") if attrs else None)
+    return status, (_text(m["text"]) if m["text"] else "")
+
+
+def _usual(m: re.Match[bytes]) -> tuple[tuple[str, ...], str | None, str]:
+    """The tags, status and message of a tail ``_USUAL`` matched."""
+    if m["doc"] is not None:
+        _text(m["doc"])  # (checked as the parser would, not read)
+    return (_tag_run(m["tags"]) or ()) if m["tags"] else (), *_status(m)
+
+
+class ReadTest(NamedTuple):
+    """A test read whole from its bytes by ``read_usual_test`` (the walker adds its suite)."""
+
+    name: str
+    tags: tuple[str, ...]
+    status: str | None
+    message: str
+
+
+#: the tests the byte filter read whole, one after another in one suite, in document order: the
+#: filter puts one empty ``<test/>`` in the stream in their place, and the walker reads them there
+Run = list[ReadTest]
+
+# A test's start tag as Robot Framework 3-7 writes it, with values of plain characters only (printable
+# ASCII but '"', '&' and '<': nothing to decode or normalise): the name is read without ``_attributes``
+_PLAIN_START = re.compile(rb'<test id="[ !#-%\'-;=-~]*" name="([ !#-%\'-;=-~]*)"(?: line="[0-9]*")?>')
+# the closing tag of the keyword a test's body ends with (CSIT's tests end with their teardown)
+_KW_CLOSE = b"</kw>"
+_KW_CLOSE_LEN = len(_KW_CLOSE)
+
+
+def read_usual_test(buf: bytes | bytearray, start: int, end: int, longest: int) -> tuple[int, ReadTest] | None:
+    """The test at ``buf[start:end]`` (from its ``<test`` to just before its ``</test>``) read whole
+    when it is as Robot Framework 4+ writes CSIT's tests: a plain start tag, a body that ends with
+    a ``</kw>``, then a usual tail (``_USUAL``) no longer than ``longest``. Returns where its body
+    ends and the test; None for any other test, which the filter then takes apart as before.
+
+    The body ends where ``prefilter.body_end`` says it does: the tail matched holds no closing tag
+    but its own elements', so the last ``</kw>`` is the body's last closing tag.
+
+    Raises:
+        TailUnread: as ``read_tail`` does, for a usual tail whose text the parser might read otherwise.
+    """
+    head = _PLAIN_START.match(buf, start, end)
+    if head is None:
+        return None
+    cut = buf.rfind(_KW_CLOSE, head.end(), end)
+    if cut < 0:
+        return None
+    cut += _KW_CLOSE_LEN
+    if end - cut > longest:
+        return None
+    # The tags and the status apart: the tags are the same bytes every build, checked and read
+    # once (``_tag_run``); only the status is matched each time. '<' is escaped in text and
+    # attribute values, so the last "<status" begins the last element.
+    at = buf.rfind(b"<status", cut, end)
+    tags = _tag_run(bytes(buf[cut:at])) if at >= 0 else None
+    if tags is not None:
+        m = _STATUS_END.fullmatch(buf, at, end)
+        if m is None:
+            return None
+        return cut, ReadTest(head[1].decode("ascii"), tags, *_status(m))
+    m = _USUAL.fullmatch(buf, cut, end)  # (a <doc>, say)
+    if m is None:
+        return None
+    return cut, ReadTest(head[1].decode("ascii"), *_usual(m))
 
 
 def read_tail(tail: bytes) -> tuple[tuple[str, ...], str | None, str]:
@@ -125,13 +208,7 @@ def read_tail(tail: bytes) -> tuple[tuple[str, ...], str | None, str]:
     """
     m = _USUAL.fullmatch(tail)
     if m:
-        if m["doc"] is not None:
-            _text(m["doc"])  # (checked as the parser would, not read)
-        attrs = m["attrs"]
-        plain = _PLAIN_STATUS.fullmatch(attrs) if attrs else None
-        status = plain[1].decode("ascii") if plain else (_attributes(attrs).get(b"status") if attrs else None)
-        message = _text(m["text"]) if m["text"] else ""
-        return (_tag_run(m["tags"]) if m["tags"] else ()), status, message
+        return _usual(m)
     runs: list[tuple[str, ...]] = []  # the test's own tags, a tuple per run of elements
     wrapped: list[bytes] = []
     status: str | None = None
@@ -140,7 +217,7 @@ def read_tail(tail: bytes) -> tuple[tuple[str, ...], str | None, str]:
     while True:
         run = _TAG_RUN.match(tail, pos)
         if run:
-            runs.append(_tag_run(run.group()))
+            runs.append(_tag_run(run.group()) or ())
             pos = run.end()
             continue
         m = _OPEN.match(tail, pos)

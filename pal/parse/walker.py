@@ -23,8 +23,8 @@ from lxml import etree
 from pal.errors import ParseError
 from pal.parse.dialect import StatusTimes, is_setup, last_status, status_times, tags_and_status
 from pal.parse.facts import SetupFacts
-from pal.parse.prefilter import TailUnread
-from pal.parse.tails import read_tail
+from pal.parse.unsafe import TailUnread
+from pal.parse.tails import Run, read_tail
 
 
 #: a test's own elements (``tags_and_status`` reads the first two), kept when its keywords are trimmed
@@ -47,9 +47,10 @@ class RawTest(NamedTuple):
 class Walk:
     """One pass over one file; ``tests()`` yields RawTest, the other attributes fill as it goes."""
 
-    def __init__(self, file: str, build: int | str | None = None, tails: deque[bytes] | None = None):
-        """``tails``: the tests' tails the byte filter took out of the stream (``strip_test_bodies``),
-        read with ``pal.parse.tails.read_tail`` instead of from the tree."""
+    def __init__(self, file: str, build: int | str | None = None, tails: deque[bytes | Run] | None = None):
+        """``tails``: what the byte filter took out of the stream (``strip_test_bodies``), one item
+        per test element left in it: a test's tail, read with ``pal.parse.tails.read_tail`` instead
+        of from the tree, or the tests it read whole where it left one ``<test/>`` mark."""
         self.file = file
         self.build = build
         self.tails = tails
@@ -115,7 +116,10 @@ class Walk:
                 self._test = el
             else:
                 self._test = None
-                yield self._read_test(el)
+                if self.tails and type(self.tails[0]) is list:  # the mark of a run the filter read whole
+                    yield from self._read_run(self.tails.popleft())  # type: ignore[arg-type]
+                else:
+                    yield self._read_test(el)
                 _drop(el, parent)
 
     def _take_setup(self, el: etree._Element, parent: etree._Element | None) -> None:
@@ -173,6 +177,13 @@ class Walk:
         suite = self._paths[-1] if self._paths else ""
         return RawTest(name, f"{suite}.{name}" if suite else name, suite, self._suites[-1] if self._suites else "",
                        tags, status, message)  # (by position: a named tuple's keywords cost more)
+
+    def _read_run(self, run: Run) -> Iterator[RawTest]:
+        suite = self._paths[-1] if self._paths else ""
+        suite_name = self._suites[-1] if self._suites else ""
+        prefix = f"{suite}." if suite else ""
+        for name, tags, status, message in run:
+            yield RawTest(name, prefix + name, suite, suite_name, tags, status, message)
 
     def _end_suite(self, el: etree._Element, parent: etree._Element) -> None:
         if self._suites:

@@ -17,8 +17,9 @@ from pal.errors import ParseError
 from pal.parse import build as parse_module
 from pal.parse import parse_build
 from pal.parse.dialect import tags_and_status
-from pal.parse.prefilter import TailUnread, strip_test_bodies
+from pal.parse.prefilter import FilterUnsafe, TailUnread, strip_test_bodies
 from pal.parse.tails import read_tail
+from pal.parse.walker import Walk
 from tests.parse.conftest import MRR_JOB
 from tests.reliability.record import fuzz_examples
 
@@ -175,9 +176,11 @@ def test_robot_output_with_odd_characters(tmp_path):
     suite.write_text(ODD)
     out = tmp_path / "output.xml"
     robot.run(str(suite), output=str(out), log=None, report=None, stdout=io.StringIO(), stderr=io.StringIO())
-    tails: deque[bytes] = deque()
+    tails: deque = deque()
     b"".join(strip_test_bodies([out.read_bytes()], tails))
-    assert len(tails) == 3 and any(b"&amp;" in t and b"&lt;" in t for t in tails)
+    # the odd test's tail goes to the tail reader (its name is not plain); the other two are read whole
+    assert len(tails) == 2 and b"&amp;" in tails[0] and b"&lt;" in tails[0]
+    assert [t.name for t in tails[1]] == ["Passing", "Skipped"]
     got = _modes(out)
     assert got[parse_module.TAILS] == got[parse_module.FILTER] == got[parse_module.FULL]
     rows = got[parse_module.TAILS][0]
@@ -242,3 +245,80 @@ def test_tails_only_from_utf8_documents(declaration, tails):
     else:
         with pytest.raises(TailUnread):
             b"".join(strip_test_bodies(doc, deque()))
+
+
+def _test(name: bytes, body: bytes = b'<kw name="k"><msg time="t" level="INFO">x</msg><status status="PASS"/></kw>',
+          tail: bytes = b"<tag>MRR</tag>\n<tag>1C</tag>\n") -> bytes:
+    return (b'<test id="t" name="' + name + b'" line="3">\n' + body + b"\n" + tail +
+            b'<status status="PASS" start="2026-01-01T00:00:00.000000" elapsed="1.0">Maximum Receive Rate trial '
+            b"results in packets per second: [1.0, 2.0]</status>\n</test>\n")
+
+
+RUNS = b"".join([
+    b'<?xml version="1.0" encoding="UTF-8"?>\n<robot generator="Robot 7.0.1">\n<suite id="s1" name="Top">\n',
+    b'<suite id="s1-s1" name="A">\n<kw name="Setup" type="SETUP">\n',
+    b'<msg time="t" level="INFO">VPP version: 26.02-rc0</msg>\n<status status="PASS"/>\n</kw>\n',
+    _test(b"t1"),
+    _test(b"t2 &amp; more"),  # a name with a reference: its tail to the tail reader, the test to the parser
+    _test(b"t3", body=b"<for flavor='IN'><iter><kw/></iter></for>"),  # a body that ends otherwise
+    _test(b"t4"),
+    _test(b"t5", tail=b"<doc>D</doc>\n<tag>NDRPDR</tag>\n"),  # a doc: read whole by the usual tail's regex
+    b'<test id="t" name="t6"/>\n',
+    b'<kw name="Teardown" type="TEARDOWN"><status status="PASS"/></kw>\n',
+    b'<status status="PASS" start="2026-01-01T00:00:00.000000" elapsed="9.0"/>\n</suite>\n',
+    b'<suite id="s1-s2" name="B">\n', _test(b"t7"), _test(b"t8", tail=b""),
+    b'<status status="FAIL" start="2026-01-01T00:00:00.000000" elapsed="9.0"/>\n</suite>\n',
+    b'<status status="FAIL" start="2026-01-01T00:00:00.000000" elapsed="20.0"/>\n</suite>\n',
+    b"<statistics/>\n</robot>\n",
+])
+
+
+def test_usual_tests_are_read_whole_in_runs():
+    """The filter reads CSIT's tests whole; the tests so read one after another in a suite are one
+    run with one mark in the stream; the others are taken apart as before, in their places."""
+    tails: deque = deque()
+    stream = b"".join(strip_test_bodies([RUNS], tails))
+    assert stream.count(b"<test/>") == 3 and stream.count(b"<test ") == 3  # three marks; t2, t3, t6 as they were
+    kinds = [[t.name for t in item] if isinstance(item, list) else item.rstrip()[-9:] for item in tails]
+    assert kinds == [["t1"], b"</status>", b"</status>", ["t4", "t5"], b"", ["t7", "t8"]]
+    assert tails[3][1] == ("t5", ("NDRPDR",), "PASS", "Maximum Receive Rate trial results in packets per second: "
+                                                         "[1.0, 2.0]")
+    assert tails[5][1].tags == ()
+
+
+@pytest.mark.parametrize("size", [1, 7, 64, 333, 1 << 20])
+def test_tests_read_whole_are_walked_as_the_parser_walks_them(size):
+    """Whatever the chunking (a run is closed at each chunk's end), the walk gives the tests, their
+    suites, the setup's facts and the top suite's times that the XML parser alone gives."""
+    def walk(fast: bool) -> tuple:
+        head = RUNS.index(b"?>") + 2  # (a first chunk that ends inside the declaration gives up: above)
+        chunks = [RUNS[:head]] + [RUNS[i:i + size] for i in range(head, len(RUNS), size)]
+        tails: deque | None = deque() if fast else None
+        w = Walk("f", 1, tails)
+        tests = list(w.tests(strip_test_bodies(chunks, tails) if fast else chunks))
+        return tests, w.facts, w.top, w.top_status
+
+    fast, full = walk(True), walk(False)
+    assert fast == full
+    assert [(t.name, t.suite) for t in fast[0]] == [
+        ("t1", "Top.A"), ("t2 & more", "Top.A"), ("t3", "Top.A"), ("t4", "Top.A"), ("t5", "Top.A"),
+        ("t6", "Top.A"), ("t7", "Top.B"), ("t8", "Top.B")]
+    assert "26.02-rc0" in fast[1].versions.values() and fast[3] == "FAIL"
+
+
+def test_a_test_start_inside_a_body_read_whole_is_left_to_the_parser():
+    doc = RUNS.replace(b'<msg time="t" level="INFO">x</msg>', b'<msg time="t" level="INFO">x</msg><test id="u">', 1)
+    with pytest.raises(FilterUnsafe):
+        b"".join(strip_test_bodies([doc], deque()))
+
+
+def test_the_rf7_trace_is_read_whole(rf7_history):
+    """Robot Framework 7's own output of CSIT-like tests is read whole, every test (the three
+    readings agree on it above)."""
+    for path in rf7_history.values():
+        tails: deque = deque()
+        stream = b"".join(strip_test_bodies([path.read_bytes()], tails))
+        tests = [t for item in tails for t in item]
+        assert tests and all(isinstance(item, list) for item in tails)
+        assert len(tests) == sum(1 for _ in Walk("f", 1).tests([path.read_bytes()]))
+        assert stream.count(b"<test/>") == len(tails) < len(tests)
