@@ -56,6 +56,9 @@ _ENTITIES = {"amp": "&", "lt": "<", "gt": ">", "quot": '"', "apos": "'"}
 # a CSIT tail's reading. Anything else (other attributes, blanks, characters) goes the general way.
 _PLAIN_STATUS = re.compile(rb' status="([A-Z ]*)" (?:start="[-0-9T:.]*" elapsed="[0-9.]*"'
                            rb'|starttime="[0-9 :.]*" endtime="[0-9 :.]*")')
+# the same as Robot Framework 4-7 write it, with plain characters only (``_PLAIN_STATUS``; printable
+# ASCII, tabs and LFs but '&' and '<' in the text): read as it is, with no reference to resolve
+_PLAIN_STATUS_END = re.compile(rb'<status' + _PLAIN_STATUS.pattern + rb"(?:/>|>([\t\n -%'-;=-~]*)</status>)[ \t\r\n]*")
 
 
 def _char(code: int) -> str:
@@ -188,6 +191,10 @@ def read_usual_test(buf: bytes | bytearray, start: int, end: int, longest: int) 
     at = buf.rfind(b"<status", cut, end)
     tags = _tag_run(bytes(buf[cut:at])) if at >= 0 else None
     if tags is not None:
+        m = _PLAIN_STATUS_END.fullmatch(buf, at, end)
+        if m is not None and (m[2] is None or b"]]>" not in m[2]):
+            return cut, ReadTest(head[1].decode("ascii"), tags, m[1].decode("ascii"),
+                                 m[2].decode("ascii") if m[2] else "")
         m = _STATUS_END.fullmatch(buf, at, end)
         if m is None:
             return None

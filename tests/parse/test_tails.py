@@ -18,7 +18,7 @@ from pal.parse import build as parse_module
 from pal.parse import parse_build
 from pal.parse.dialect import tags_and_status
 from pal.parse.prefilter import FilterUnsafe, TailUnread, strip_test_bodies
-from pal.parse.tails import read_tail
+from pal.parse.tails import ReadTest, read_tail, read_usual_test
 from pal.parse.walker import Walk
 from tests.parse.conftest import MRR_JOB
 from tests.reliability.record import fuzz_examples
@@ -130,6 +130,49 @@ def test_any_tail_is_read_as_the_parser_reads_it_or_left_to_it(parts):
 def test_what_robot_writes_is_never_left_to_the_parser(parts, blank):
     tail = blank.join(parts)
     assert read_tail(tail) == _by_parser(tail)
+
+
+_PLAIN_STATUSES = [
+    b'<status status="PASS" start="2026-11-06T05:19:38.400000" elapsed="74.8">a ]]> b</status>',
+    b'<status status="PASS" start="2026-11-06T05:19:38.400000" elapsed="74.8">tab\tand\nLF, [1.0, 2.0]</status>',
+    b'<status status="PASS" start="2026-11-06T05:19:38.400000" elapsed="74.8">CR\r\nLF</status>',
+    b'<status status="FAIL" start="2026-11-06T05:19:38.400000" elapsed="74.8">x &amp; &#65; &gt;</status>',
+    b'<status status="NOT RUN" starttime="20240101 10:00:00.000" endtime="20240101 10:00:01.000">\xc3\xa9</status>',
+    b'<status status="PASS" start="2026-11-06T05:19:38.400000" elapsed="74.8"></status>',
+    b'<status status="PASS" start="2026-11-06T05:19:38.400000" elapsed="74.8" />',
+]
+
+
+@pytest.mark.fuzz
+@settings(max_examples=fuzz_examples(400), deadline=None)
+@given(st.lists(st.tuples(st.sampled_from([b"", b"\n", b" ", b"\r\n", b"\t"]), st.sampled_from(_PIECES + _PLAIN_STATUSES)),
+                max_size=8), st.sampled_from([b"<kw>k</kw>", b"<kw/>", b"<kw><kw/></kw>", b"<for/>"]))
+def test_a_test_read_whole_is_read_as_the_parser_reads_it_or_taken_apart(parts, body):
+    """``read_usual_test`` reads what the parser reads, or says None (the filter takes the test apart)
+    or gives up (the file is read again)."""
+    tail = b"".join(blank + piece for blank, piece in parts)
+    doc = b'<test id="s1-t1" name="A b-c_1.2" line="7">' + body + tail
+    want = _by_parser(tail)
+    try:
+        got = read_usual_test(doc, 0, len(doc), 1 << 20)
+    except TailUnread:
+        return
+    if got is not None:
+        assert want != "error", f"the parser refuses {tail!r}, the reader read {got!r}"
+        assert got == (doc.rindex(b"</kw>") + 5, ReadTest("A b-c_1.2", *want))
+
+
+@pytest.mark.parametrize("status", _PLAIN_STATUSES)
+def test_the_plain_status_is_read_as_the_parser_reads_it(status):
+    tail = b"\n<tag>MRR</tag>\n" + status + b"\n"
+    doc = b'<test id="s1-t1" name="n"><kw>k</kw>' + tail
+    want = _by_parser(tail)
+    try:
+        got = read_usual_test(doc, 0, len(doc), 1 << 20)
+    except TailUnread:
+        assert want == "error" or b"\xc3" in status or b"&" in status or b"\r" in status
+        return
+    assert want != "error" and got is not None and got[1] == ReadTest("n", *want)
 
 
 def _modes(path: Path) -> dict[str, list]:
