@@ -67,6 +67,10 @@ def worker_context() -> Any:
     return ctx
 
 
+#: ``map``'s ``done``: called with an item's index and its final result as each comes
+Done = Callable[[int, Any], None]
+
+
 @dataclass(frozen=True)
 class Failed:
     """An item whose call raised (or whose worker died): the error text instead of a result."""
@@ -134,13 +138,18 @@ class Executor:
     def prepare(self) -> None:
         """Get ready for a ``map`` soon: workers that take long to start begin now (nothing inline)."""
 
-    def map(self, fn: Callable[[Any], Any], items: Iterable[Any], *, label: str) -> list[Any]:
-        """``[fn(item) ...]`` in order; an item that raises gives ``Failed`` in its place."""
+    def map(self, fn: Callable[[Any], Any], items: Iterable[Any], *, label: str, done: Done | None = None) -> list[Any]:
+        """``[fn(item) ...]`` in order; an item that raises gives ``Failed`` in its place.
+
+        ``done(i, result)`` is called in this thread with each item's final result as it comes
+        (in any order with a pool): the caller can act on some results while the others are made."""
         items = list(items)
         progress = Progress(label, len(items))
         out = []
-        for item in items:
+        for i, item in enumerate(items):
             out.append(_call(fn, item))
+            if done is not None:
+                done(i, out[i])
             progress.advance()
         return out
 
@@ -178,22 +187,22 @@ class LocalExecutor(Executor):
         forkserver.ensure_running()
         self._prepared = True
 
-    def map(self, fn: Callable[[Any], Any], items: Iterable[Any], *, label: str) -> list[Any]:
+    def map(self, fn: Callable[[Any], Any], items: Iterable[Any], *, label: str, done: Done | None = None) -> list[Any]:
         """As Executor.map. A worker that dies breaks the whole pool and every pending item with it:
         those items are rerun once in a fresh pool, then one at a time, so that only the item that
         kills its worker ends as ``Failed("worker process died")``."""
         items = list(items)
         progress = Progress(label, len(items))
         out: list[Any] = [None] * len(items)
-        broken = self._run(fn, items, range(len(items)), out, progress)
+        broken = self._run(fn, items, range(len(items)), out, progress, done)
         if broken:
-            broken = self._run(fn, items, broken, out, progress)
+            broken = self._run(fn, items, broken, out, progress, done)
         for i in broken:
-            self._run(fn, items, [i], out, progress, last_try=True)
+            self._run(fn, items, [i], out, progress, done, last_try=True)
         return out
 
     def _run(self, fn: Callable[[Any], Any], items: list[Any], indices: Iterable[int], out: list[Any],
-             progress: Progress, last_try: bool = False) -> list[int]:
+             progress: Progress, done: Done | None, last_try: bool = False) -> list[int]:
         """Run ``items[indices]`` in the pool; return the indices lost to a broken pool (to retry)."""
         pool = self._get_pool()
         thresholds = gc.get_threshold()  # the run's collector settings, for the workers too (_call_in_worker)
@@ -212,6 +221,8 @@ class LocalExecutor(Executor):
                 out[i] = Failed(items[i], f"worker process died: {exc}")
             except Exception as exc:  # noqa: BLE001 - e.g. an unpicklable result
                 out[i] = Failed(items[i], f"{type(exc).__name__}: {exc}")
+            if done is not None:
+                done(i, out[i])
             progress.advance()
         if broken:
             self.close()  # a broken pool cannot be reused: start a fresh one next time
@@ -245,7 +256,7 @@ class DaskExecutor(Executor):
             self._cluster.close()
             self._cluster = None
 
-    def map(self, fn: Callable[[Any], Any], items: Iterable[Any], *, label: str) -> list[Any]:
+    def map(self, fn: Callable[[Any], Any], items: Iterable[Any], *, label: str, done: Done | None = None) -> list[Any]:
         from dask.distributed import as_completed
 
         items = list(items)
@@ -265,6 +276,8 @@ class DaskExecutor(Executor):
             except Exception as exc:  # noqa: BLE001 - a killed worker, an unpicklable result
                 out[i] = Failed(items[i], f"{type(exc).__name__}: {exc}")
             fut.release()
+            if done is not None:
+                done(i, out[i])
             progress.advance()
         return out
 

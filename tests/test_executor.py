@@ -276,3 +276,34 @@ def test_an_unused_forkserver_is_ended_without_waiting_for_its_preload(tmp_path,
     assert time.monotonic() - t0 < 5  # not the 30 s of its preload
     assert forkserver._forkserver._forkserver_pid is None and not psutil.pid_exists(pid)
     assert "pal_slow_preload" not in sys.modules
+
+
+@pytest.mark.parametrize("kind", ["inline", "local", "dask"])
+def test_done_gets_each_items_final_result_once(kind, dask_executor):
+    """``done(i, result)`` is called in the caller's thread once per item, with the result ``map``
+    returns for it, as the results come."""
+    import threading
+
+    seen: list[tuple[int, object, str]] = []
+
+    def done(i: int, result: object) -> None:
+        seen.append((i, result, threading.current_thread().name))
+
+    if kind == "dask":
+        out = dask_executor.map(square_or_fail, ITEMS, label="square", done=done)
+    else:
+        with make_executor("local", workers=1 if kind == "inline" else 2) as ex:
+            out = ex.map(square_or_fail, ITEMS, label="square", done=done)
+    assert sorted(i for i, _, _ in seen) == ITEMS
+    assert all(out[i] == result for i, result, _ in seen)
+    assert {name for _, _, name in seen} == {threading.current_thread().name}
+    if kind == "inline":
+        assert [i for i, _, _ in seen] == ITEMS  # in order, each as soon as it is made
+
+
+def test_done_is_not_told_of_an_item_lost_with_a_broken_pool_until_it_is_run_again():
+    seen: list[int] = []
+    with make_executor("local", workers=2) as ex:
+        out = ex.map(die_on_five, ITEMS, label="die", done=lambda i, _: seen.append(i))
+    assert sorted(seen) == ITEMS  # once each, the items rerun after the break included
+    assert isinstance(out[5], Failed)

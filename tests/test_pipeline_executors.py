@@ -69,9 +69,9 @@ def outcomes(demo_small: DemoHistory, tmp_path_factory: pytest.TempPathFactory) 
             ex = real(*args, **kwargs)
             inner = ex.map
 
-            def map(fn: Any, items: Any, *, label: str) -> list:  # noqa: A001
+            def map(fn: Any, items: Any, *, label: str, **kwargs: Any) -> list:  # noqa: A001
                 items = list(items)
-                result = inner(fn, items, label=label)
+                result = inner(fn, items, label=label, **kwargs)
                 calls.append((type(ex).__name__, label, items, result))
                 return result
 

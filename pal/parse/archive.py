@@ -193,6 +193,12 @@ def _prolog_text(data: bytes) -> tuple[str | None, str]:
     return text, ""
 
 
+#: bytes of a document's start judged first: a verdict on them stands for the whole (the text they
+#: decode to is the whole's start), and a prolog that goes on past them is judged on all the bytes
+#: at hand. Decoding all of a first chunk (1 MB, twice with a declared encoding) cost 3 ms a build.
+_PROLOG_PREFIX = 1 << 12
+
+
 def check_prolog(data: bytes) -> str | None:
     """Judge the XML prolog at the start of ``data``.
 
@@ -201,6 +207,14 @@ def check_prolog(data: bytes) -> str | None:
     is decoded first (UTF-8, UTF-16 and UTF-32 with or without a BOM, or the declared
     encoding), so a DOCTYPE is found in every encoding the parser would accept.
     """
+    if len(data) > _PROLOG_PREFIX:
+        verdict = _judge_prolog(data[:_PROLOG_PREFIX])
+        if verdict is not None:
+            return verdict
+    return _judge_prolog(data)
+
+
+def _judge_prolog(data: bytes) -> str | None:
     text, refused = _prolog_text(data)
     if text is None:
         return refused

@@ -406,6 +406,14 @@ class Store:
         m = self._manifest()
         return builds_frame([e for k, e in sorted(m.builds.items()) if wanted is None or k[0] in wanted])
 
+    def widest_builds(self) -> dict[str, int]:
+        """Each job's most rows in one stored build: about the most series its window can hold,
+        known before the window is read (the run sizes the render's pool by it)."""
+        widest: dict[str, int] = {}
+        for (job, _), entry in self._manifest().builds.items():
+            widest[job] = max(widest.get(job, 0), int(entry.get("rows", 0)))
+        return widest
+
     def manifest_entries(self, keys: Iterable[tuple[str, int]]) -> list[dict[str, Any]]:
         """The manifest entries (copies) of the stored builds among ``keys``, in (job, build) order."""
         m = self._manifest()

@@ -30,3 +30,18 @@ def test_encodings_without_a_codec_are_refused():
     assert "does not read" in check_prolog(DOC.format(enc="cp037").encode("cp037"))  # EBCDIC
     assert "does not read" in check_prolog(b'<?xml version="1.0" encoding="x-no-such"?>\n<robot/>')
     assert "does not read" in check_prolog(b"\x00\x00<\x00\x00\x00?\x00")  # UCS-4, order 2143
+
+
+@pytest.mark.parametrize("enc", ["utf-8", "utf-16-le", "utf-32-be", "iso-8859-1", "shift_jis"])
+@pytest.mark.parametrize("pad", [0, 1, 2, 3, 4000, 4090, 4093, 4096, 4100, 9000])
+@pytest.mark.parametrize("doc", [DOC, PLAIN, "<!-- {fill} -->" + DOC, "<?pi {fill}?>" + PLAIN, "{fill}" + PLAIN,
+                                 '<?xml version="1.0" encoding="{enc}"?><!-- ü{fill} --><r/>', "x{fill}<r/>"])
+def test_a_long_document_is_judged_as_by_all_its_bytes(enc, pad, doc):
+    """The first 4 KB are judged first: whatever the prolog's length, the verdict is the one all
+    the bytes give (a comment, a PI or blanks across the 4 KB mark; a multibyte character cut by it)."""
+    from pal.parse.archive import _judge_prolog
+
+    text = doc.replace("{fill}", " " * pad).format(enc=enc) + "\n" + "<kw>ü</kw>" * 2000
+    data = text.encode(enc, errors="replace")
+    assert check_prolog(data) == _judge_prolog(data)
+    assert check_prolog(data) is not None
