@@ -125,3 +125,36 @@ def test_an_incremental_run_with_the_analysis_ahead_equals_an_inline_full_run(tm
     assert "series.analysed_by_render_worker" not in inline.report.counts
     assert len(ahead.results) == len(inline.results) == 90
     assert [canon(r) for r in ahead.results] == [canon(r) for r in inline.results]
+
+
+def test_a_first_run_analyses_ahead_on_the_renders_worker(tmp_path, demo_small, monkeypatch):  # noqa: F811
+    """A run with no page digests before it sizes its site by the jobs' widest stored builds and
+    starts the render's pool after the parse: its worker analyses ahead, with the results of a
+    run that analyses every series in its own process."""
+    import shutil
+
+    import pal.render.site as site
+    from pal.pipeline import RunOptions, run
+    from pal.spec import load_spec
+    from pal.store import Store
+    from tests.test_pipeline_incremental import SPEC as INCREMENTAL_SPEC, canon
+
+    now = datetime(2027, 1, 1, tzinfo=timezone.utc)
+    outcomes = {}
+    for name, least in (("ahead", None), ("inline", 10 ** 9)):
+        root = tmp_path / name
+        shutil.copytree(demo_small.root, root / "data")
+        (root / "spec.yaml").write_text(INCREMENTAL_SPEC)
+        (root / "acks.yaml").write_text("{}\n")
+        spec = load_spec(root / "spec.yaml")
+        if least is None:  # the jobs' widest builds, summed: the site's size as the run guesses it
+            monkeypatch.setattr(site, "POOL_MIN_SERIES", 1)
+        else:
+            monkeypatch.setattr(site, "POOL_MIN_SERIES", least)
+        outcomes[name] = run(spec, RunOptions(workers=2, now=now))
+        if least is None:
+            widest = Store(spec.store_dir).widest_builds()
+            assert set(widest) == {j.name for j in spec.jobs} and min(widest.values()) > 0
+    assert outcomes["ahead"].report.counts["series.analysed_by_render_worker"] > 0
+    assert "series.analysed_by_render_worker" not in outcomes["inline"].report.counts
+    assert [canon(r) for r in outcomes["ahead"].results] == [canon(r) for r in outcomes["inline"].results]

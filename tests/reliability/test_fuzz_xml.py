@@ -30,8 +30,20 @@ from tests.reliability.record import fuzz_examples, record
 pytestmark = pytest.mark.fuzz
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "parse"
-SEEDS = [(DATA / n).read_bytes() for n in ("rf6_output.xml", "rf3_output.xml")]
 JOB = "csit-vpp-perf-mrr-daily-master-2n-icx"
+
+
+def _csit_shaped() -> bytes:
+    """A build as the demo generator writes CSIT's (Robot Framework 7, suites of MRR tests): the
+    fast path reads each of its tests whole from its bytes (``pal.parse.tails.read_usual_test``)."""
+    from pal.demo.generate import generate
+
+    with tempfile.TemporaryDirectory() as d:
+        generate(d, jobs=[JOB], builds=10, tests=6)
+        return gzip.decompress(sorted(Path(d).glob(f"{JOB}/*/output.xml.gz"))[0].read_bytes())
+
+
+SEEDS = [(DATA / n).read_bytes() for n in ("rf6_output.xml", "rf3_output.xml")] + [_csit_shaped()]
 SETTINGS = settings(max_examples=fuzz_examples(60), deadline=5000,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 HANG_S = 20
@@ -82,7 +94,8 @@ def mutated_xml(draw: st.DrawFn) -> bytes:
             del data[i:i + draw(st.integers(1, 200))]
         elif op == "insert":
             data[i:i] = draw(st.sampled_from([b"<", b">", b"&", b"</test>", b"<test>", b"<!--", b"]]>", b"\x00",
-                                              b"\xff\xfe", b"<![CDATA[", b"&amp;", b'"', b"<status status=\"PASS\">"])
+                                              b"\xff\xfe", b"<![CDATA[", b"&amp;", b'"', b"<status status=\"PASS\">",
+                                              b"</kw>", b"<tag>x</tag>", b'<test id="t" name="n">'])
                              | st.binary(max_size=16))
         elif op == "flip" and i < len(data):
             data[i] ^= draw(st.integers(1, 255))

@@ -109,6 +109,14 @@ def test_builds_table(store):
     assert store.builds(JOB2)["build"].tolist() == [5]
 
 
+def test_widest_builds_are_each_jobs_most_rows_in_one_build(store):
+    assert store.widest_builds() == {}
+    store.insert(make_samples(JOB, 9), make_meta(JOB, 9), SHA_A)  # three rows
+    store.insert(make_samples(JOB, 10).iloc[:1], make_meta(JOB, 10), SHA_B)  # one
+    store.insert(make_samples(JOB2, 5).iloc[:2], make_meta(JOB2, 5), SHA_B)  # two
+    assert store.widest_builds() == {JOB: 3, JOB2: 2}
+
+
 def test_none_meta_fields_round_trip(store):
     from dataclasses import replace
 
