@@ -269,11 +269,17 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
                     threading.Thread(target=warm_up, args=(spec,), name="pal-warm-up", daemon=True).start()
 
             parsed = ingest(spec, store, files, report, executor, full=options.full, starting=starting)
-            if parsed and not old_digests:  # a first run: as many pages as the jobs' widest builds have rows
+            site = 0  # a first run's pages, about: as many as the jobs' widest builds have rows
+            if parsed and not old_digests:
                 widest = store.widest_builds()
-                start_render_pool(sum(widest.get(j.name, 0) for j in spec.jobs))
+                site = sum(widest.get(j.name, 0) for j in spec.jobs)
             if not on_executor:  # the parse workers' memory is not the later stages' to carry
-                executor.close(keep_forkserver=pool is not None)
+                executor.close(keep_forkserver=True)  # (ended first: the render's worker forks next)
+                start_render_pool(site)
+                if pool is None:
+                    stop_forkserver()
+            else:
+                start_render_pool(site)
             steps.done(f"{parsed} builds parsed, {len(files) - parsed} already stored, "
                        f"{len(report.errors('parse'))} unreadable")
             fp = run_fingerprint(spec, store, now, report, options.upstream, again=not options.download)
