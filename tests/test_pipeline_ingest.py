@@ -27,7 +27,9 @@ def _files(root: Path) -> list[BuildFile]:
     return files
 
 
-def test_each_jobs_builds_are_committed_once_its_last_is_parsed(tmp_path, monkeypatch):
+def _ingest_events(tmp_path: Path, monkeypatch) -> tuple[list[tuple], Store, RunReport, int]:
+    """``pipeline.ingest`` of ``_files`` on the inline executor: what it parsed and committed, in order."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
     events: list[tuple] = []
 
     def parse(item: tuple) -> object:
@@ -43,7 +45,14 @@ def test_each_jobs_builds_are_committed_once_its_last_is_parsed(tmp_path, monkey
     report = RunReport()
     spec = SimpleNamespace(job=lambda name: None)
     with make_executor("local", workers=1) as ex:
-        assert pipeline.ingest(spec, store, _files(tmp_path), report, ex) == 4  # type: ignore[arg-type]
+        parsed = pipeline.ingest(spec, store, _files(tmp_path), report, ex)  # type: ignore[arg-type]
+    return events, store, report, parsed
+
+
+def test_each_large_jobs_builds_are_committed_once_its_last_is_parsed(tmp_path, monkeypatch):
+    monkeypatch.setattr(pipeline, "EARLY_COMMIT_BUILDS", 2)  # (a job of 2 builds counts as large)
+    events, store, report, parsed = _ingest_events(tmp_path, monkeypatch)
+    assert parsed == 4
     assert events == [
         ("parsed", JOBS[0], 1), ("parsed", JOBS[0], 2), ("parsed", JOBS[0], 3), ("commit", [(JOBS[0], 1), (JOBS[0], 3)]),
         ("parsed", JOBS[1], 1), ("parsed", JOBS[1], 2), ("commit", [(JOBS[1], 1), (JOBS[1], 2)]),
@@ -59,3 +68,15 @@ def test_each_jobs_builds_are_committed_once_its_last_is_parsed(tmp_path, monkey
     assert one.samples().drop(columns="source_file").equals(store.samples().drop(columns="source_file"))
     assert one.builds().drop(columns=["stored_at"], errors="ignore").equals(
         store.builds().drop(columns=["stored_at"], errors="ignore"))
+
+
+def test_small_jobs_are_committed_together_once_the_parse_ends(tmp_path, monkeypatch):
+    """A daily run's build a job: one commit (one manifest written), not one a job."""
+    monkeypatch.setattr(pipeline, "EARLY_COMMIT_BUILDS", 3)  # the first job (3 builds) is large, the second not
+    events, store, report, parsed = _ingest_events(tmp_path, monkeypatch)
+    assert events[3] == ("commit", [(JOBS[0], 1), (JOBS[0], 3)]) and events[-1] == ("commit", [(JOBS[1], 1), (JOBS[1], 2)])
+    monkeypatch.setattr(pipeline, "EARLY_COMMIT_BUILDS", 64)
+    events, store, report, parsed = _ingest_events(tmp_path / "again", monkeypatch)
+    assert [e for e in events if e[0] == "commit"] == [
+        ("commit", [(JOBS[0], 1), (JOBS[0], 3), (JOBS[1], 1), (JOBS[1], 2)])]
+    assert events[-1][0] == "commit" and parsed == 4 and report.counts["builds.stored"] == 4
