@@ -24,12 +24,13 @@ from pal.memory import release_memory, sparse_gc
 
 log = logging.getLogger("pal")
 
-#: what the forkserver imports once, before it forks a worker: the parse (the store's ingest, the
-#: readers of output.xml: lxml and their compiled expressions, 40 ms), and the render and analysis
-#: that the render's worker runs (``pal.render.site._pool``). The workers then share those pages
-#: with it instead of each importing pandas, pyarrow, jinja2... again (about 35 MB and 0.5 s each
-#: for a parse worker, 1.3 s for the render's).
-WORKER_PRELOAD = ("pal.store.ingest", "pal.parse.inputs", "pal.render.site", "pal.analysis.series")
+#: what the forkserver imports once, before it forks a worker: the store's ingest (a parse worker
+#: imports the readers of output.xml at its first build, 40 ms: preloading them too was not
+#: measurably faster, stop 41), and the render and analysis that the render's worker runs
+#: (``pal.render.site._pool``). The workers then share those pages with it instead of each
+#: importing pandas, pyarrow, jinja2... again (about 35 MB and 0.5 s each for a parse worker, 1.3 s
+#: for the render's).
+WORKER_PRELOAD = ("pal.store.ingest", "pal.render.site", "pal.analysis.series")
 
 
 def stop_forkserver() -> None:
