@@ -80,12 +80,6 @@ def _ingest(item: tuple[BuildFile, str, dict[str, Any]]) -> Any:
     return parse_to_fragment(build_file, staging, options)
 
 
-#: builds of one job a run commits as soon as they are parsed (``ingest``): a run of the store's
-#: auto-compaction (``pal.store.store.AUTO_COMPACT_BUILDS``), the work an early commit takes off
-#: the end of the parse
-EARLY_COMMIT_BUILDS = 64
-
-
 def ingest(spec: Spec, store: Any, files: list[BuildFile], report: RunReport, executor: Any,
            full: bool = False, starting: Callable[[], object] | None = None) -> int:
     """Parse the builds the store does not hold yet (or whose archive changed); return how many.
@@ -103,12 +97,14 @@ def ingest(spec: Spec, store: Any, files: list[BuildFile], report: RunReport, ex
     # Renames, the ignore list and the testbed map are applied when reading the history
     # (``load_history``), so changing them in the spec never needs a re-parse.
     items = [(f, staging, {"dut": (spec.job(f.job).dut if spec.job(f.job) else "vpp")}) for f in todo]
-    # A job with many builds to parse is committed as soon as the last of them is parsed, while
-    # the workers parse the next job's: its commit (a cold run's compaction: 5 ms a build) no
-    # longer waits for the whole parse on one core. The other jobs are committed together at the
-    # end: a commit rewrites the manifest (85 ms for a year of 12 jobs), which a daily run's
-    # build a job would pay once per job. The store is the one a single commit makes either way:
-    # the compaction's runs never span two jobs (``Store._runs``).
+    # A job with a run of the store's auto-compaction to parse (``store.auto_compact`` builds) is
+    # committed as soon as the last of them is parsed, while the workers parse the next job's: its
+    # compaction (5 ms a build in a cold run) no longer waits for the whole parse on one core. The
+    # other jobs are committed together at the end: a commit rewrites the manifest (85 ms for a
+    # year of 12 jobs), which a daily run's build a job would pay once per job. The store is the
+    # one a single commit makes either way: the compaction's runs never span two jobs
+    # (``Store._runs``).
+    early = store.auto_compact or len(todo) + 1  # (no auto-compaction: one commit at the end)
     left = Counter(f.job for f in todo)
     arrived: dict[str, list[tuple[int, Any]]] = {}
     stored = 0
@@ -123,7 +119,7 @@ def ingest(spec: Spec, store: Any, files: list[BuildFile], report: RunReport, ex
         job = todo[i].job
         arrived.setdefault(job, []).append((i, frag))
         left[job] -= 1
-        if not left[job] and len(arrived[job]) >= EARLY_COMMIT_BUILDS:
+        if not left[job] and len(arrived[job]) >= early:
             commit(arrived.pop(job))
 
     fragments = executor.map(_ingest, items, label="parsed", done=parsed)

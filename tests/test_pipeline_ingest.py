@@ -27,8 +27,9 @@ def _files(root: Path) -> list[BuildFile]:
     return files
 
 
-def _ingest_events(tmp_path: Path, monkeypatch) -> tuple[list[tuple], Store, RunReport, int]:
-    """``pipeline.ingest`` of ``_files`` on the inline executor: what it parsed and committed, in order."""
+def _ingest_events(tmp_path: Path, monkeypatch, auto_compact: int | None) -> tuple[list[tuple], Store, RunReport, int]:
+    """``pipeline.ingest`` of ``_files`` on the inline executor into a store compacting runs of
+    ``auto_compact`` builds: what it parsed and committed, in order."""
     tmp_path.mkdir(parents=True, exist_ok=True)
     events: list[tuple] = []
 
@@ -38,7 +39,7 @@ def _ingest_events(tmp_path: Path, monkeypatch) -> tuple[list[tuple], Store, Run
         return parse_to_fragment(build_file, staging, {}, parse_fn=fake_parse)
 
     monkeypatch.setattr(pipeline, "_ingest", parse)  # (the inline executor calls it in this process)
-    store = Store(tmp_path / "store")
+    store = Store(tmp_path / "store", auto_compact=auto_compact)
     commit = store.commit_fragments
     monkeypatch.setattr(store, "commit_fragments", lambda frags, **kw: events.append(
         ("commit", [(f.job, f.build) for f in frags])) or commit(frags, **kw))
@@ -50,8 +51,7 @@ def _ingest_events(tmp_path: Path, monkeypatch) -> tuple[list[tuple], Store, Run
 
 
 def test_each_large_jobs_builds_are_committed_once_its_last_is_parsed(tmp_path, monkeypatch):
-    monkeypatch.setattr(pipeline, "EARLY_COMMIT_BUILDS", 2)  # (a job of 2 builds counts as large)
-    events, store, report, parsed = _ingest_events(tmp_path, monkeypatch)
+    events, store, report, parsed = _ingest_events(tmp_path, monkeypatch, 2)  # (a job of 2 builds is large)
     assert parsed == 4
     assert events == [
         ("parsed", JOBS[0], 1), ("parsed", JOBS[0], 2), ("parsed", JOBS[0], 3), ("commit", [(JOBS[0], 1), (JOBS[0], 3)]),
@@ -61,7 +61,7 @@ def test_each_large_jobs_builds_are_committed_once_its_last_is_parsed(tmp_path, 
     assert [p.item for p in report.errors("parse")] == [f"{JOBS[0]}/2"]
 
     # the same fragments in one commit make the same store
-    one = Store(tmp_path / "one")
+    one = Store(tmp_path / "one", auto_compact=2)
     staging = str(one.staging_dir())
     one.commit_fragments([parse_to_fragment(f, staging, {}, parse_fn=fake_parse) for f in _files(tmp_path)
                           if f.build != 2 or f.job != JOBS[0]])
@@ -72,11 +72,10 @@ def test_each_large_jobs_builds_are_committed_once_its_last_is_parsed(tmp_path, 
 
 def test_small_jobs_are_committed_together_once_the_parse_ends(tmp_path, monkeypatch):
     """A daily run's build a job: one commit (one manifest written), not one a job."""
-    monkeypatch.setattr(pipeline, "EARLY_COMMIT_BUILDS", 3)  # the first job (3 builds) is large, the second not
-    events, store, report, parsed = _ingest_events(tmp_path, monkeypatch)
+    events, store, report, parsed = _ingest_events(tmp_path, monkeypatch, 3)  # the first job is large, the second not
     assert events[3] == ("commit", [(JOBS[0], 1), (JOBS[0], 3)]) and events[-1] == ("commit", [(JOBS[1], 1), (JOBS[1], 2)])
-    monkeypatch.setattr(pipeline, "EARLY_COMMIT_BUILDS", 64)
-    events, store, report, parsed = _ingest_events(tmp_path / "again", monkeypatch)
-    assert [e for e in events if e[0] == "commit"] == [
-        ("commit", [(JOBS[0], 1), (JOBS[0], 3), (JOBS[1], 1), (JOBS[1], 2)])]
-    assert events[-1][0] == "commit" and parsed == 4 and report.counts["builds.stored"] == 4
+    for where, auto_compact in (("default", 64), ("none", None)):  # pal run's store; one that never compacts
+        events, store, report, parsed = _ingest_events(tmp_path / where, monkeypatch, auto_compact)
+        assert [e for e in events if e[0] == "commit"] == [
+            ("commit", [(JOBS[0], 1), (JOBS[0], 3), (JOBS[1], 1), (JOBS[1], 2)])]
+        assert events[-1][0] == "commit" and parsed == 4 and report.counts["builds.stored"] == 4
