@@ -284,11 +284,9 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
                 site = sum(widest.get(j.name, 0) for j in spec.jobs)
             if not on_executor:  # the parse workers' memory is not the later stages' to carry
                 executor.close(keep_forkserver=True)  # (ended first: the render's worker forks next)
-                start_render_pool(site)
-                if pool is None:
-                    stop_forkserver()
-            else:
-                start_render_pool(site)
+            start_render_pool(site)
+            if not on_executor and pool is None:
+                stop_forkserver()
             steps.done(f"{parsed} builds parsed, {len(files) - parsed} already stored, "
                        f"{len(report.errors('parse'))} unreadable")
             fp = run_fingerprint(spec, store, now, report, options.upstream, again=not options.download)
