@@ -332,7 +332,8 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
         site_ok = (out_dir / "site" / "index.html").exists()
 
         def alert_outputs() -> None:  # while the render's pool draws drill-downs (render_site)
-            paths = write_alert_outputs(out_dir, alerts, results, history.builds, history.samples, spec, report)
+            paths = write_alert_outputs(out_dir, alerts, results, history.builds, history.samples, spec, report,
+                                        pool=pool)
             release_memory()  # the exports' frames
             new_regressions = sum(1 for a in alerts if a.kind == "regression" and a.status == "new")
             steps.done(f"{len(alerts)} alerts ({new_regressions} new regressions), {len(paths)} files")

@@ -158,3 +158,8 @@ def test_a_first_run_analyses_ahead_on_the_renders_worker(tmp_path, demo_small, 
     assert outcomes["ahead"].report.counts["series.analysed_by_render_worker"] > 0
     assert "series.analysed_by_render_worker" not in outcomes["inline"].report.counts
     assert [canon(r) for r in outcomes["ahead"].results] == [canon(r) for r in outcomes["inline"].results]
+    # the exports' build files, some of which the render's worker may have written: the same bytes
+    exported = {name: {str(p.relative_to(tmp_path / name)): p.read_bytes()
+                       for p in sorted((tmp_path / name / "out" / "exports").rglob("*")) if p.is_file()}
+                for name in outcomes}
+    assert len(exported["ahead"]) > 10 and exported["ahead"] == exported["inline"]

@@ -30,6 +30,7 @@ import os
 import re
 import shutil
 from pathlib import Path
+from concurrent.futures import Executor, Future
 from typing import Callable, Iterable, Iterator
 
 import numpy as np
@@ -482,6 +483,97 @@ def _rows(cells: csvtext.Cells, lo: int, hi: int) -> csvtext.Cells:
     return cells.slice(lo, hi - lo)
 
 
+Batch = list[tuple[int, int, int]]
+#: a batch's outcome: each build's file sizes per format (None: a file could not be made or
+#: written), and the problems (path, error) met
+Outcome = tuple[list[tuple[int, dict[str, int] | None]], list[tuple[Path, Exception]]]
+
+
+def write_batch(exports_dir: Path, formats: tuple[str, ...], name: str, batch: Batch, frame: pd.DataFrame) -> Outcome:
+    """Every format's file of each build of ``batch`` (``frame``: its rows, one build after the
+    other, as ``_JobRows.frame`` gives them), written as one batch (``write_files_atomic``).
+
+    A module function of plain arguments: the run's process calls it, and so does the render's
+    pool for the batches it takes (``_Helper``)."""
+    ready = {fmt: _Formatted(frame, fmt) for fmt in formats}
+    problems: list[tuple[Path, Exception]] = []
+    files: list[tuple[Path, bytes]] = []
+    build_of: dict[Path, int] = {}
+    made: list[tuple[int, dict[str, int] | None]] = []
+    at = 0
+    for build, lo, hi in batch:
+        sizes: dict[str, int] | None = {}
+        for fmt in formats:
+            target = samples_dir(exports_dir, fmt) / name / f"{build}.{fmt}"
+            try:
+                data = b"".join(bytes(p) for p in ready[fmt].pieces(at, at + hi - lo))
+            except (OSError, ValueError) as exc:
+                problems.append((target, exc))
+                sizes = None
+                break
+            files.append((target, data))
+            build_of[target] = build
+            sizes[fmt] = len(data)
+        made.append((build, sizes))
+        at += hi - lo
+    errors = write_files_atomic(files, step="export-build")
+    problems.extend(errors.items())
+    failed = {build_of[t] for t in errors}
+    return [(build, None if build in failed else sizes) for build, sizes in made], problems
+
+
+class _Helper:
+    """Batches handed to the render's pool, ``IN_POOL`` at a time, while this process writes the others.
+
+    Few at a time: the pool's worker draws drill-downs too (``render_site``), and a batch queued
+    behind its chunks is one this process could have written meanwhile; two, so that the worker
+    has the next at hand when it ends one. At the end a batch the worker has not started is
+    taken back (``Future.cancel``) and written here rather than waited for. A batch the pool
+    could not take or finish (shut down, broken) is written here too: the pool wrote whole
+    files or none, each atomically, so writing it again gives the same files."""
+
+    IN_POOL = 2
+
+    def __init__(self, pool: Executor | None):
+        self.pool = pool
+        self.pending: list[tuple[int, tuple, Future]] = []
+        self.by_pool: set[int] = set()  # the batches the pool wrote
+
+    def offer(self, seq: int, args: tuple) -> bool:
+        """Hand batch ``seq`` (``write_batch``'s arguments) to the pool if it has room: True if taken."""
+        if self.pool is None or len(self.pending) >= self.IN_POOL:
+            return False
+        try:
+            self.pending.append((seq, args, self.pool.submit(write_batch, *args)))
+        except RuntimeError:  # shut down or broken: this process writes the rest
+            self.pool = None
+            return False
+        return True
+
+    def finished(self) -> dict[int, Outcome]:
+        """The batches the pool finished since the last call."""
+        done = [p for p in self.pending if p[2].done()]
+        self.pending = [p for p in self.pending if not p[2].done()]
+        return dict(self._outcome(p) for p in done)
+
+    def drain(self) -> dict[int, Outcome]:
+        """Every batch handed out, finished: those the worker has not started written here."""
+        pending, self.pending = self.pending, []
+        return dict(self._outcome(p, steal=True) for p in pending)
+
+    def _outcome(self, item: tuple[int, tuple, Future], steal: bool = False) -> tuple[int, Outcome]:
+        seq, args, future = item
+        if steal and future.cancel():
+            return seq, write_batch(*args)
+        try:
+            outcome = future.result()
+            self.by_pool.add(seq)
+            return seq, outcome
+        except Exception as exc:  # noqa: BLE001 - a broken pool, a worker's crash: this process writes it
+            log.info("exports: the render's pool could not write a batch (%s); written here", exc)
+            self.pool = None
+            return seq, write_batch(*args)
+
 class Exports:
     """The exports of a run under ``exports_dir``, in each of ``formats``:
 
@@ -503,11 +595,16 @@ class Exports:
         self.results = results
         self._facts = _facts_of(builds)
         self.formatted: list[tuple[str, int]] = []  # the builds whose files this run wrote
+        self.by_pool = 0  # how many of them the pool given to ``write`` wrote
 
-    def write(self, problem: Callable[[Path, Exception], None]) -> dict[str, Path]:
+    def write(self, problem: Callable[[Path, Exception], None], pool: Executor | None = None) -> dict[str, Path]:
         """Write every export; a file that cannot be written goes to ``problem(path, error)`` (it is
         not in the index, so the next run tries again) and the others still are. Returns
-        ``{"groups.<fmt>": path, "samples-<fmt>": dir}`` of what was written."""
+        ``{"groups.<fmt>": path, "samples-<fmt>": dir}`` of what was written.
+
+        ``pool``: another process's pool (the render's) that writes some of the changed builds'
+        batches while this process writes the others (``_Helper``): a cold run's 679 builds took
+        this process 10 s while the render's worker, its drill-downs done, waited for it."""
         if not self.formats:  # no exports asked for: none of an earlier run's is left to mislead
             if self.dir.exists():
                 self._remove_old_layout()
@@ -518,38 +615,52 @@ class Exports:
         self._remove_old_layout()
         version = _format_version()
         old = self._load_index(version)
-        index: dict[str, dict] = {}
         by_job: dict[str, list[SeriesResult]] = {}
         for r in self.results:
             by_job.setdefault(r.key.job, []).append(r)
-        failed = False
+        entries: dict[str, dict[str, dict]] = {}  # job -> build -> its index entry
+        digests: dict[str, dict[int, str]] = {}
+        names: dict[str, str] = {}
+        tasks: list[tuple[str, Batch]] = []  # (job, batch) in the order written
+        outcomes: dict[int, Outcome] = {}
+        helper = _Helper(pool)
         for job in sorted(by_job):
             rows = _JobRows(job, by_job[job])
-            name = job_dir_name(job)
+            name = names[job] = job_dir_name(job)
             kept = old.get(job, {}) if old.get(job, {}).get("dir") == name else {}
-            entries: dict[str, dict] = {}
+            entries[job], digests[job] = {}, {}
             todo: list[tuple[int, int, int]] = []
-            digests: dict[int, str] = {}
             for build, lo, hi in rows.spans:
-                digest = digests[build] = rows.digest(lo, hi, self._facts.get((job, build), (None, None)), version)
+                digest = digests[job][build] = rows.digest(lo, hi, self._facts.get((job, build), (None, None)), version)
                 entry = kept.get("builds", {}).get(str(build))
                 if entry is not None and entry.get("digest") == digest and self._intact(name, build, entry):
-                    entries[str(build)] = entry
+                    entries[job][str(build)] = entry
                 else:
                     todo.append((build, lo, hi))
             for first in range(0, len(todo), EXPORT_BATCH_BUILDS):  # the changed builds, a batch a table
                 batch = todo[first:first + EXPORT_BATCH_BUILDS]
-                frame = rows.frame(batch, self._facts)
-                ready = {fmt: _Formatted(frame, fmt) for fmt in self.formats}
-                for build, sizes in self._write_builds(name, batch, ready, problem):
-                    failed |= sizes is None
-                    if sizes is not None:
-                        entries[str(build)] = {"digest": digests[build], **sizes}
-                        self.formatted.append((job, build))
-                del frame, ready
-                release_memory()  # the batch's Arrow buffers: a cold run's peak is a batch's, not a job's
-            index[job] = {"dir": name, "builds": dict(sorted(entries.items(), key=lambda kv: int(kv[0])))}
+                seq = len(tasks)
+                tasks.append((job, batch))
+                args = (self.dir, self.formats, name, batch, rows.frame(batch, self._facts))
+                if not helper.offer(seq, args):
+                    outcomes[seq] = write_batch(*args)
+                    release_memory()  # the batch's Arrow buffers: a cold run's peak is a batch's, not a job's
+                outcomes.update(helper.finished())
             del rows
+        outcomes.update(helper.drain())
+        failed = False
+        for seq, (job, batch) in enumerate(tasks):  # in the order written, whoever wrote them
+            made, problems = outcomes[seq]
+            for target, exc in problems:
+                problem(target, exc)
+            for build, sizes in made:
+                failed |= sizes is None
+                if sizes is not None:
+                    entries[job][str(build)] = {"digest": digests[job][build], **sizes}
+                    self.formatted.append((job, build))
+                    self.by_pool += seq in helper.by_pool
+        index = {job: {"dir": names[job], "builds": dict(sorted(entries[job].items(), key=lambda kv: int(kv[0])))}
+                 for job in sorted(by_job)}
         paths: dict[str, Path] = {}
         groups = groups_frame(self.results) if self.formats else None
         for fmt in self.formats:
@@ -572,37 +683,6 @@ class Exports:
         if failed:
             log.info("exports: some build files could not be written; the next run writes them again")
         return paths
-
-    def _write_builds(self, name: str, batch: list[tuple[int, int, int]], ready: dict[str, _Formatted],
-                      problem: Callable[[Path, Exception], None]) -> list[tuple[int, dict[str, int] | None]]:
-        """Every format's file of each build of ``batch`` (its rows, one build after the other, are
-        those of ``ready``), written as one batch (``write_files_atomic``); each build's file sizes,
-        or None when one of its files could not be made or written (each such file goes to
-        ``problem``)."""
-        files: list[tuple[Path, bytes]] = []
-        build_of: dict[Path, int] = {}
-        made: list[tuple[int, dict[str, int] | None]] = []
-        at = 0
-        for build, lo, hi in batch:
-            sizes: dict[str, int] | None = {}
-            for fmt in self.formats:
-                target = samples_dir(self.dir, fmt) / name / f"{build}.{fmt}"
-                try:
-                    data = b"".join(bytes(p) for p in ready[fmt].pieces(at, at + hi - lo))
-                except (OSError, ValueError) as exc:
-                    problem(target, exc)
-                    sizes = None
-                    break
-                files.append((target, data))
-                build_of[target] = build
-                sizes[fmt] = len(data)
-            made.append((build, sizes))
-            at += hi - lo
-        errors = write_files_atomic(files, step="export-build")
-        for target, exc in errors.items():
-            problem(target, exc)
-        failed = {build_of[t] for t in errors}
-        return [(build, None if build in failed else sizes) for build, sizes in made]
 
     def _intact(self, name: str, build: int, entry: dict) -> bool:
         """The build's file of every format is there with the size the index says."""

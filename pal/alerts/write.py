@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import re
+from concurrent.futures import Executor
 from pathlib import Path
 from typing import Callable
 
@@ -56,13 +57,14 @@ def alert_samples(samples: pd.DataFrame | None) -> pd.DataFrame | None:
 
 def write_alert_outputs(out_dir: Path, alerts: list[Alert], results: list[SeriesResult], builds: pd.DataFrame,
                         samples: pd.DataFrame | None, spec: Spec, report: RunReport,
-                        generated_at: str | None = None) -> dict[str, Path]:
+                        generated_at: str | None = None, pool: Executor | None = None) -> dict[str, Path]:
     """Write the alert texts, alerts.json, junit.xml and the exports; return {name: path}.
 
     Names: ``trending-regressions``, ``trending-progressions``, ``trending-failed-tests``,
     ``regressions-<job>``, ``progressions-<job>`` (one per analysed job, empty when nothing
     new), ``alerts.json``, ``junit.xml``, ``groups.<fmt>`` and ``samples-<fmt>`` (a directory of
-    build files) for each format of ``outputs.exports`` (``export.Exports``).
+    build files) for each format of ``outputs.exports`` (``export.Exports``). ``pool``: the
+    render's, which writes some of the exports' build files meanwhile (``Exports.write``).
     """
     out_dir = Path(out_dir)
     alerts_dir = out_dir / "alerts"
@@ -109,8 +111,11 @@ def write_alert_outputs(out_dir: Path, alerts: list[Alert], results: list[Series
     put("junit.xml", out_dir / "junit.xml", lambda: junit.junit_xml(results, alerts, fail_on, samples))
     # a file per build, written when its rows change (a daily run: its new builds), and the groups
     exports = export.Exports(out_dir / "exports", results, builds, spec.outputs.exports)
-    paths.update(exports.write(lambda target, exc: report.add("alerts", str(target), f"could not write {target}: {exc}")))
+    paths.update(exports.write(lambda target, exc: report.add("alerts", str(target), f"could not write {target}: {exc}"),
+                               pool=pool))
     report.count("exports.builds_formatted", len(exports.formatted))
+    if exports.by_pool:
+        report.count("exports.builds_by_render_worker", exports.by_pool)
     report.count("alerts.alerts", len(alerts))
     report.count("alerts.failing", sum(a.fails(fail_on) for a in alerts))
     log.info("alerts: %d alerts (%d new, %d acked), exit code %d under fail-on %s", len(alerts),

@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import json
 import math
+import multiprocessing
 import os
 import subprocess
 import sys
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 
 import numpy as np
 import pandas as pd
@@ -264,3 +267,89 @@ def test_builds_formatted_in_batches_give_the_same_files(tmp_path, monkeypatch, 
     ex, _ = write(tmp_path / "batched", history(), ("csv", "parquet", "json"))
     assert len(ex.formatted) == 11
     assert files(tmp_path / "batched") == files(tmp_path / "whole")
+
+
+class _CountingPool(Executor):
+    """A real process pool that counts the batches handed to it."""
+
+    def __init__(self):
+        self.pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("forkserver"))
+        self.taken = 0
+
+    def submit(self, fn, *args, **kwargs):
+        self.taken += 1
+        return self.pool.submit(fn, *args, **kwargs)
+
+    def shutdown(self, wait=True, **kwargs):
+        self.pool.shutdown(wait, **kwargs)
+
+
+class _FailingPool(Executor):
+    """A pool whose every batch fails, as a broken pool's futures do."""
+
+    def __init__(self):
+        self.taken = 0
+
+    def submit(self, fn, *args, **kwargs):
+        self.taken += 1
+        future = Future()
+        future.set_exception(BrokenProcessPool("a worker died"))
+        return future
+
+
+@pytest.mark.parametrize("pool_kind", ["processes", "shut down", "failing"])
+def test_build_files_written_with_the_render_pool_are_those_written_alone(tmp_path, monkeypatch, pool_kind):
+    """Batches handed to another process's pool (``Exports.write(pool=...)``; a cold run hands
+    some to the render's) give the same files, index and order of builds as this process alone;
+    a pool that is shut down or fails a batch leaves it to this process, with the same result."""
+    import pal.alerts.export
+
+    monkeypatch.setattr(pal.alerts.export, "EXPORT_BATCH_BUILDS", 1)  # 11 batches: several go to the pool
+    formats = ("csv", "parquet", "json")
+    alone, _ = write(tmp_path / "alone", history(), formats)
+    if pool_kind == "processes":
+        pool = _CountingPool()
+    elif pool_kind == "shut down":
+        pool = ProcessPoolExecutor(1)
+        pool.shutdown()
+    else:
+        pool = _FailingPool()
+    try:
+        problems = []
+        shared = Exports(tmp_path / "shared" / "exports", history(), builds_for(history()), formats)
+        shared.write(lambda path, exc: problems.append((path, exc)), pool=pool)
+    finally:
+        pool.shutdown()
+    assert not problems
+    assert shared.formatted == alone.formatted and len(alone.formatted) == 11
+    assert files(tmp_path / "shared") == files(tmp_path / "alone")
+    if pool_kind == "processes":
+        assert pool.taken >= 1 and 1 <= shared.by_pool <= pool.taken  # the first batch at least: the pool had none
+    else:
+        assert shared.by_pool == 0
+    if pool_kind == "failing":
+        assert pool.taken == 1  # after one failure the pool is not asked again
+
+
+def test_a_build_file_the_pool_cannot_write_is_reported_in_order(tmp_path, monkeypatch):
+    """A problem met in the pool's process reaches ``problem`` like one met here, in the order
+    of the batches, and its build stays out of the index."""
+    import pal.alerts.export
+
+    monkeypatch.setattr(pal.alerts.export, "EXPORT_BATCH_BUILDS", 1)
+    first = sorted((ALT, ICX, SPR))[0]  # its first build is the first batch: the pool's
+    build = {ALT: 1, ICX: 10, SPR: 5}[first]
+    blocked = samples_dir(tmp_path / "exports", "csv") / job_dir_name(first) / f"{build}.csv"
+    blocked.mkdir(parents=True)  # a directory where the file goes: its rename fails
+    problems = []
+    pool = _CountingPool()
+    try:
+        ex = Exports(tmp_path / "exports", history(), builds_for(history()), ("csv",))
+        ex.write(lambda path, exc: problems.append((path, exc)), pool=pool)
+    finally:
+        pool.shutdown()
+    assert pool.taken >= 1
+    assert [p for p, _ in problems] == [blocked] and isinstance(problems[0][1], OSError)
+    assert (first, build) not in ex.formatted and len(ex.formatted) == 10
+    index = json.loads((tmp_path / "exports" / SAMPLES_INDEX).read_text())
+    assert str(build) not in index["jobs"][first]["builds"]
