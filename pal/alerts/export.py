@@ -532,7 +532,7 @@ class _Helper:
     could not take or finish (shut down, broken) is written here too: the pool wrote whole
     files or none, each atomically, so writing it again gives the same files."""
 
-    IN_POOL = 2
+    IN_POOL = 4
 
     def __init__(self, pool: Executor | None):
         self.pool = pool
@@ -637,12 +637,15 @@ class Exports:
                     entries[job][str(build)] = entry
                 else:
                     todo.append((build, lo, hi))
+            # a job with one batch to write (a daily run's) writes it here: behind the worker's
+            # drill-downs, it would keep this process waiting for it at the end
+            shared = len(todo) > EXPORT_BATCH_BUILDS
             for first in range(0, len(todo), EXPORT_BATCH_BUILDS):  # the changed builds, a batch a table
                 batch = todo[first:first + EXPORT_BATCH_BUILDS]
                 seq = len(tasks)
                 tasks.append((job, batch))
                 args = (self.dir, self.formats, name, batch, rows.frame(batch, self._facts))
-                if not helper.offer(seq, args):
+                if not (shared and helper.offer(seq, args)):
                     outcomes[seq] = write_batch(*args)
                     release_memory()  # the batch's Arrow buffers: a cold run's peak is a batch's, not a job's
                 outcomes.update(helper.finished())

@@ -353,3 +353,15 @@ def test_a_build_file_the_pool_cannot_write_is_reported_in_order(tmp_path, monke
     assert (first, build) not in ex.formatted and len(ex.formatted) == 10
     index = json.loads((tmp_path / "exports" / SAMPLES_INDEX).read_text())
     assert str(build) not in index["jobs"][first]["builds"]
+
+
+def test_a_job_with_one_batch_to_write_is_not_handed_to_the_pool(tmp_path):
+    """A daily run writes one build a job: one batch, written here (behind the worker's
+    drill-downs it would keep this process waiting)."""
+    pool = _CountingPool()
+    try:
+        ex = Exports(tmp_path / "exports", history(), builds_for(history()), ("csv",))
+        ex.write(lambda path, exc: None, pool=pool)
+    finally:
+        pool.shutdown()
+    assert pool.taken == 0 and ex.by_pool == 0 and len(ex.formatted) == 11
