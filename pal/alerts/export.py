@@ -29,6 +29,7 @@ import math
 import os
 import re
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 from concurrent.futures import Executor, Future
 from typing import Callable, Iterable, Iterator
@@ -362,16 +363,42 @@ class _JobRows:
     def frame(self, spans: list[tuple[int, int, int]], facts: dict[tuple[str, int], tuple[object, object]]) -> pd.DataFrame:
         """The rows of ``spans`` (some of ``self.spans``), one after the other, as a table of
         SAMPLE_EXPORT_COLUMNS; testbed and DUT version from ``facts`` by (job, build)."""
+        return self.part(spans, facts).frame()
+
+    def part(self, spans: list[tuple[int, int, int]], facts: dict[tuple[str, int], tuple[object, object]]) -> "_Part":
+        """The rows of ``spans`` and what their table is made of, without the job's other rows:
+        what a batch of builds sends to the process that writes its files (a few hundred KB;
+        its table would be 8 MB of Arrow strings)."""
         sel = np.concatenate([np.arange(lo, hi, dtype=np.int64) for _, lo, hi in spans]) if spans \
             else np.empty(0, dtype=np.int64)
-        idx = self.series[sel]
-        data: dict[str, object] = {c: _text_array(self.texts[c], idx) for c in _SERIES_TEXT}
-        data["build"] = self.build[sel]
-        data["build_time"] = pd.to_datetime(self.time[sel], utc=True)
-        of_row = np.repeat(np.arange(len(spans), dtype=np.int64), [hi - lo for _, lo, hi in spans])
-        per_span = [facts.get((self.job, b), (None, None)) for b, _, _ in spans]
-        data["testbed"], data["dut_version"] = (_text_array([f[i] for f in per_span], of_row) for i in (0, 1))
-        data["value"], data["stdev"] = self.value[sel], self.stdev[sel]
+        return _Part(self.job, self.texts, self.series[sel], self.build[sel], self.time[sel], self.value[sel],
+                     self.stdev[sel], [hi - lo for _, lo, hi in spans],
+                     [facts.get((self.job, b), (None, None)) for b, _, _ in spans])
+
+
+@dataclass(frozen=True)
+class _Part:
+    """Some builds' rows of one job (``_JobRows.part``): per row its series, build, time, value
+    and stdev; the job's per-series texts; each build's row count and (testbed, DUT version)."""
+
+    job: str
+    texts: dict[str, list]
+    series: np.ndarray
+    build: np.ndarray
+    time: np.ndarray
+    value: np.ndarray
+    stdev: np.ndarray
+    counts: list[int]
+    facts: list[tuple[object, object]]
+
+    def frame(self) -> pd.DataFrame:
+        """The rows as a table of SAMPLE_EXPORT_COLUMNS."""
+        data: dict[str, object] = {c: _text_array(self.texts[c], self.series) for c in _SERIES_TEXT}
+        data["build"] = self.build
+        data["build_time"] = pd.to_datetime(self.time, utc=True)
+        of_row = np.repeat(np.arange(len(self.counts), dtype=np.int64), self.counts)
+        data["testbed"], data["dut_version"] = (_text_array([f[i] for f in self.facts], of_row) for i in (0, 1))
+        data["value"], data["stdev"] = self.value, self.stdev
         return pd.DataFrame({c: data[c] for c in SAMPLE_EXPORT_COLUMNS})
 
 
@@ -489,13 +516,15 @@ Batch = list[tuple[int, int, int]]
 Outcome = tuple[list[tuple[int, dict[str, int] | None]], list[tuple[Path, Exception]]]
 
 
-def write_batch(exports_dir: Path, formats: tuple[str, ...], name: str, batch: Batch, frame: pd.DataFrame) -> Outcome:
-    """Every format's file of each build of ``batch`` (``frame``: its rows, one build after the
-    other, as ``_JobRows.frame`` gives them), written as one batch (``write_files_atomic``).
+def write_batch(exports_dir: Path, formats: tuple[str, ...], name: str, batch: Batch, part: _Part) -> Outcome:
+    """Every format's file of each build of ``batch`` (``part``: its rows, one build after the
+    other, ``_JobRows.part``), written as one batch (``write_files_atomic``).
 
     A module function of plain arguments: the run's process calls it, and so does the render's
     pool for the batches it takes (``_Helper``)."""
+    frame = part.frame()
     ready = {fmt: _Formatted(frame, fmt) for fmt in formats}
+    del frame
     problems: list[tuple[Path, Exception]] = []
     files: list[tuple[Path, bytes]] = []
     build_of: dict[Path, int] = {}
@@ -519,6 +548,8 @@ def write_batch(exports_dir: Path, formats: tuple[str, ...], name: str, batch: B
     errors = write_files_atomic(files, step="export-build")
     problems.extend(errors.items())
     failed = {build_of[t] for t in errors}
+    del ready, files
+    release_memory()  # the batch's Arrow buffers: a cold run's peak is a batch's, not a job's
     return [(build, None if build in failed else sizes) for build, sizes in made], problems
 
 
@@ -644,10 +675,9 @@ class Exports:
                 batch = todo[first:first + EXPORT_BATCH_BUILDS]
                 seq = len(tasks)
                 tasks.append((job, batch))
-                args = (self.dir, self.formats, name, batch, rows.frame(batch, self._facts))
+                args = (self.dir, self.formats, name, batch, rows.part(batch, self._facts))
                 if not (shared and helper.offer(seq, args)):
                     outcomes[seq] = write_batch(*args)
-                    release_memory()  # the batch's Arrow buffers: a cold run's peak is a batch's, not a job's
                 outcomes.update(helper.finished())
             del rows
         outcomes.update(helper.drain())
