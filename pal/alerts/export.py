@@ -29,9 +29,9 @@ import math
 import os
 import re
 import shutil
+from concurrent.futures import Executor, Future
 from dataclasses import dataclass
 from pathlib import Path
-from concurrent.futures import Executor, Future
 from typing import Callable, Iterable, Iterator
 
 import numpy as np
@@ -557,8 +557,8 @@ class _Helper:
     """Batches handed to the render's pool, ``IN_POOL`` at a time, while this process writes the others.
 
     Few at a time: the pool's worker draws drill-downs too (``render_site``), and a batch queued
-    behind its chunks is one this process could have written meanwhile; two, so that the worker
-    has the next at hand when it ends one. At the end a batch the worker has not started is
+    behind its chunks is one this process could have written meanwhile; four, so that the worker
+    has the next at hand when it ends one, its drill-downs done or not. At the end a batch the worker has not started is
     taken back (``Future.cancel``) and written here rather than waited for. A batch the pool
     could not take or finish (shut down, broken) is written here too: the pool wrote whole
     files or none, each atomically, so writing it again gives the same files."""
@@ -604,6 +604,7 @@ class _Helper:
             log.info("exports: the render's pool could not write a batch (%s); written here", exc)
             self.pool = None
             return seq, write_batch(*args)
+
 
 class Exports:
     """The exports of a run under ``exports_dir``, in each of ``formats``:
