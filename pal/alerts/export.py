@@ -583,8 +583,11 @@ class _Helper:
 
     def finished(self) -> dict[int, Outcome]:
         """The batches the pool finished since the last call."""
-        done = [p for p in self.pending if p[2].done()]
-        self.pending = [p for p in self.pending if not p[2].done()]
+        done: list[tuple[int, tuple, Future]] = []
+        still: list[tuple[int, tuple, Future]] = []
+        for p in self.pending:  # one look at each: a batch that ends meanwhile is in one list, not neither
+            (done if p[2].done() else still).append(p)
+        self.pending = still
         return dict(self._outcome(p) for p in done)
 
     def drain(self) -> dict[int, Outcome]:

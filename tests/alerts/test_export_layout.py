@@ -365,3 +365,37 @@ def test_a_job_with_one_batch_to_write_is_not_handed_to_the_pool(tmp_path):
     finally:
         pool.shutdown()
     assert pool.taken == 0 and ex.by_pool == 0 and len(ex.formatted) == 11
+
+
+class _LateFuture(Future):
+    """A finished batch that says it is not done at the first look, as one that ends between
+    two looks does."""
+
+    def __init__(self, outcome):
+        super().__init__()
+        self.set_result(outcome)
+        self.looks = 0
+
+    def done(self):
+        self.looks += 1
+        return self.looks > 1
+
+
+class _LatePool(Executor):
+    """Writes each batch at once (in this process) and hands back a ``_LateFuture``."""
+
+    def submit(self, fn, *args, **kwargs):
+        return _LateFuture(fn(*args, **kwargs))
+
+
+def test_a_batch_that_ends_while_the_pool_is_polled_is_not_lost(tmp_path, monkeypatch):
+    """``_Helper.finished`` looks at each batch once: one that ends between two looks is taken
+    as finished now or later, never dropped (its build would have no index entry)."""
+    import pal.alerts.export
+
+    monkeypatch.setattr(pal.alerts.export, "EXPORT_BATCH_BUILDS", 1)
+    alone, _ = write(tmp_path / "alone", history())
+    ex = Exports(tmp_path / "late" / "exports", history(), builds_for(history()), ("csv", "parquet"))
+    ex.write(lambda path, exc: None, pool=_LatePool())
+    assert ex.formatted == alone.formatted and len(ex.formatted) == 11
+    assert files(tmp_path / "late") == files(tmp_path / "alone")
