@@ -524,7 +524,6 @@ def write_batch(exports_dir: Path, formats: tuple[str, ...], name: str, batch: B
     pool for the batches it takes (``_Helper``)."""
     frame = part.frame()
     ready = {fmt: _Formatted(frame, fmt) for fmt in formats}
-    del frame
     problems: list[tuple[Path, Exception]] = []
     files: list[tuple[Path, bytes]] = []
     build_of: dict[Path, int] = {}
@@ -548,7 +547,7 @@ def write_batch(exports_dir: Path, formats: tuple[str, ...], name: str, batch: B
     errors = write_files_atomic(files, step="export-build")
     problems.extend(errors.items())
     failed = {build_of[t] for t in errors}
-    del ready, files
+    del frame, ready, files
     release_memory()  # the batch's Arrow buffers: a cold run's peak is a batch's, not a job's
     return [(build, None if build in failed else sizes) for build, sizes in made], problems
 
@@ -656,7 +655,7 @@ class Exports:
         entries: dict[str, dict[str, dict]] = {}  # job -> build -> its index entry
         digests: dict[str, dict[int, str]] = {}
         names: dict[str, str] = {}
-        tasks: list[tuple[str, Batch]] = []  # (job, batch) in the order written
+        job_of: list[str] = []  # each batch's job, in the order written
         outcomes: dict[int, Outcome] = {}
         helper = _Helper(pool)
         for job in sorted(by_job):
@@ -677,8 +676,8 @@ class Exports:
             shared = len(todo) > EXPORT_BATCH_BUILDS
             for first in range(0, len(todo), EXPORT_BATCH_BUILDS):  # the changed builds, a batch a table
                 batch = todo[first:first + EXPORT_BATCH_BUILDS]
-                seq = len(tasks)
-                tasks.append((job, batch))
+                seq = len(job_of)
+                job_of.append(job)
                 args = (self.dir, self.formats, name, batch, rows.part(batch, self._facts))
                 if not (shared and helper.offer(seq, args)):
                     outcomes[seq] = write_batch(*args)
@@ -686,7 +685,7 @@ class Exports:
             del rows
         outcomes.update(helper.drain())
         failed = False
-        for seq, (job, batch) in enumerate(tasks):  # in the order written, whoever wrote them
+        for seq, job in enumerate(job_of):  # in the order written, whoever wrote them
             made, problems = outcomes[seq]
             for target, exc in problems:
                 problem(target, exc)
