@@ -31,6 +31,7 @@ from pal.spec import Spec
 if TYPE_CHECKING:  # the later stages are imported where they run: a run with nothing new, which stops
     import pandas as pd  # after the download check and the fingerprint, imports none of them (0.5 s)
 
+    from pal.analysis.result_cache import ResultCache
     from pal.analysis.series import AnalysisAhead, SeriesInput
     from pal.history import History
 
@@ -184,13 +185,19 @@ def window_series(spec: Spec, store: Any, builds: pd.DataFrame, report: RunRepor
 
 
 def analyse_series(spec: Spec, inputs: list[SeriesInput], builds: pd.DataFrame, report: RunReport,
-                   executor: Any = None, ahead: AnalysisAhead | None = None) -> list[SeriesResult]:
+                   executor: Any = None, ahead: AnalysisAhead | None = None,
+                   cache: ResultCache | None = None) -> list[SeriesResult]:
     """The series cut from the history (``split_series``), analysed; counted in ``report``.
-    ``ahead``: the same series, already handed to a pool while they were cut."""
+    ``cache``: the series were sorted as they were cut (``ResultCache.sort``); only its pending
+    ones are analysed. ``ahead``: the series to analyse, already handed to a pool as they were cut."""
     from pal.analysis.series import analyse_all, single_testbed_jobs
 
-    results = ahead.results() if ahead is not None else analyse_all(inputs, spec, single_testbed_jobs(builds, spec),
+    todo = cache.pending if cache is not None else inputs
+    results = ahead.results() if ahead is not None else analyse_all(todo, spec, single_testbed_jobs(builds, spec),
                                                                      executor=executor)
+    if cache is not None:
+        results = cache.merge(inputs, results)
+        report.count("series.reused", cache.reused)
     report.count("series", len(results))
     report.count("series.regressions", sum(r.compliance.regressions > 0 for r in results))
     return results
@@ -296,6 +303,7 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
             at_ingest = report.to_dict()
             from pal.alerts import write_alert_outputs
             from pal.alerts.build import remembered
+            from pal.analysis.result_cache import CACHE_DIR, ResultCache
             from pal.analysis.series import AnalysisAhead, single_testbed_jobs
             from pal.history import window_builds
             from pal.render import page_digests, render_site
@@ -303,13 +311,23 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
             steps.start("analyse", "history from the store")
             builds = window_builds(spec, store, now)
             start_render_pool(len(old_digests))  # (nothing parsed) the window's read holds one job: room for it
+            single = single_testbed_jobs(builds, spec)
+            cache = ResultCache.open(out_dir / "cache" / CACHE_DIR, spec, single, reuse=not options.full)
             ahead = None
             if pool is not None and not on_executor:  # its worker analyses while the next jobs are read
-                ahead = AnalysisAhead(pool, spec, single_testbed_jobs(builds, spec))
-            history, inputs = window_series(spec, store, builds, report, ahead.add if ahead else None)
+                ahead = AnalysisAhead(pool, spec, single)
+
+            def each_job(series: list[SeriesInput]) -> None:
+                todo = cache.sort(series)  # the last run's results of unchanged series are kept
+                if ahead is not None:
+                    ahead.add(todo)
+
+            history, inputs = window_series(spec, store, builds, report, each_job)
             _check_upstream(options.upstream, history, report)
             freeze_alive()
-            results = analyse_series(spec, inputs, history.builds, report, executor if on_executor else None, ahead)
+            results = analyse_series(spec, inputs, history.builds, report, executor if on_executor else None, ahead,
+                                     cache)
+            cache.save(results)
             if ahead is not None:
                 report.count("series.analysed_by_render_worker", ahead.by_worker)
                 if ahead.broken:

@@ -4,8 +4,9 @@ The analysis runs once per series; dashboards, graphs, alerts, exports and the a
 harness all reuse its result. ``analyse_one`` is the single place where a detector runs and
 where the alertable changes are decided (``pal.analysis.filters.alertable_changes``): the
 alerts stage only groups, matches and writes them; ``pal evaluate`` scores the same list.
-Every series' whole window is analysed on every run (the compiled MDL search costs less than
-any saved state would, and the window slides daily).
+A series' whole window is analysed whenever it is (the compiled MDL search costs less than any
+saved search state would, and the window slides daily); ``pal run`` skips only the jobs whose
+series did not change since the run before (``pal.analysis.result_cache``).
 """
 
 from __future__ import annotations

@@ -1,0 +1,278 @@
+"""The last run's analysis results, reused for the jobs whose series did not change.
+
+A PT job's completion triggers a run for that job's one new build. The other jobs' windows do
+not move, yet each of their series would be analysed again to the same result: 4,500 of the
+benchmark's 6,000 series. A series' result is a function of its inputs only (builds, times,
+values, stdevs, trials), of its test set's settings, of whether its job has one testbed, and of
+pal's code (``analyse_one``). A job's results are kept under the digest of its series' inputs
+(keys and arrays, in order); a run whose job has the same digest rebuilds them from the file
+instead of analysing them. The unit is the job: a new build moves its window, and with it
+nearly every series of the job.
+
+One file per job (``<job>-<hash>.results`` in ``<outputs.dir>/cache/.analysis``, beside the
+downloads; a job's own directory there never has that name), rewritten when its digest changed:
+a magic line, a JSON header (the context: pal's code and the test sets; the job, its digest and
+series count), a JSON list of the series' derived fields (groups, changes, compliance,
+verdict...), each after its length, then the float64 trends and bands they point into. The
+records are parsed only when the digest matches. The file is data only (nothing is unpickled).
+A missing, stale or unreadable file is a miss (an unreadable one is logged): the job's series
+are analysed.
+
+A job is kept only when everything derived from its series is plain (Python ints, floats,
+strings, bools, None; float64 arrays): what JSON gives back is then exactly what the analysis
+gave.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import logging
+import operator
+import os
+import pickle
+import re
+import struct
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+import numpy as np
+
+from pal.analysis.series import SeriesInput
+from pal.atomic import is_temp, write_bytes_atomic
+from pal.model import Change, Compliance, SeriesKey, SeriesResult, TrendGroup
+from pal.spec import Spec
+
+log = logging.getLogger("pal")
+
+#: under the run's cache directory
+CACHE_DIR = ".analysis"
+MAGIC = b"pal analysis results 1\n"
+SUFFIX = ".results"
+_LENGTH = struct.Struct("<Q")
+_PLAIN = frozenset({int, float, str, bool, type(None)})
+_GROUP = operator.attrgetter(*(f.name for f in dataclasses.fields(TrendGroup)))
+_CHANGE = operator.attrgetter(*(f.name for f in dataclasses.fields(Change)))
+_COMPLIANCE = operator.attrgetter(*(f.name for f in dataclasses.fields(Compliance)))
+
+
+def cache_context(spec: Spec) -> str:
+    """What every kept result depends on beyond its series: pal's code and the test sets."""
+    from pal.fingerprint import code_digest
+
+    return hashlib.sha256(MAGIC + code_digest().encode() + repr(spec.test_sets).encode()).hexdigest()
+
+
+def job_digest(series: list[SeriesInput], single_testbed: bool) -> str:
+    """The digest of what ``analyse_one`` reads of one job's series (their test sets' settings
+    aside), in their order."""
+    texts = [f"{int(single_testbed)}"]
+    h = hashlib.sha1()
+    for s in series:
+        arrays = (s.builds, s.times, s.values, s.stdevs)
+        texts.append(f"{s.test_set}\0{s.key.job}\0{s.key.test_id}\0{s.key.metric}\0{s.trials is not None}\0"
+                     + " ".join(f"{a.dtype.str}{len(a)}" for a in arrays))
+        for a in arrays:
+            h.update(np.ascontiguousarray(a).view(np.uint8))
+        if s.trials is not None:
+            h.update(pickle.dumps(s.trials, protocol=5))
+    h.update("\n".join(texts).encode())
+    return h.hexdigest()
+
+
+def job_file(directory: Path, job: str) -> Path:
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", job)[:80]
+    return directory / f"{slug}-{hashlib.sha1(job.encode()).hexdigest()[:10]}{SUFFIX}"
+
+
+@dataclass
+class ResultCache:
+    """Results kept under ``directory`` for the jobs of this run's window.
+
+    ``sort`` takes each job's series as they are cut and returns those to analyse (a kept
+    job's results are rebuilt from its file); ``merge`` puts the analysed ones back among them
+    in the inputs' order; ``save`` rewrites the files of the jobs analysed.
+    ``reuse`` False (``pal run --full``): every series is analysed, the files still written.
+    """
+
+    directory: Path
+    context: str
+    single_testbed: set[str]
+    reuse: bool = True
+    reused: int = 0
+    _digests: dict[str, str] = field(default_factory=dict)  # job -> digest of the jobs analysed
+    _hits: dict[SeriesKey, SeriesResult] = field(default_factory=dict)
+    _pending: list[SeriesInput] = field(default_factory=list)
+
+    @classmethod
+    def open(cls, directory: Path, spec: Spec, single_testbed: set[str], reuse: bool = True) -> ResultCache:
+        return cls(Path(directory), cache_context(spec), set(single_testbed), reuse)
+
+    def sort(self, series: list[SeriesInput]) -> list[SeriesInput]:
+        """The series of ``series`` to analyse: those of the jobs whose file does not hold
+        results for the same inputs. ``series`` are one or more jobs' whole sets."""
+        todo: list[SeriesInput] = []
+        by_job: dict[str, list[SeriesInput]] = {}
+        for s in series:
+            by_job.setdefault(s.key.job, []).append(s)
+        for job, items in by_job.items():
+            digest = job_digest(items, job in self.single_testbed)
+            kept = self._read(job, digest, items) if self.reuse else None
+            if kept is None:
+                self._digests[job] = digest
+                todo += items
+            else:
+                self._hits.update((r.key, r) for r in kept)
+                self.reused += len(kept)
+        self._pending += todo
+        return todo
+
+    @property
+    def pending(self) -> list[SeriesInput]:
+        """Every series ``sort`` returned, in order: what the analysis is to give ``merge``."""
+        return self._pending
+
+    def merge(self, inputs: Iterable[SeriesInput], analysed: list[SeriesResult]) -> list[SeriesResult]:
+        """One result per input, in order: the kept ones and, in their places, ``analysed``
+        (the results of ``pending``, in its order)."""
+        out: list[SeriesResult] = []
+        fresh = iter(analysed)
+        for s in inputs:
+            hit = self._hits.pop(s.key, None)
+            out.append(hit if hit is not None else next(fresh))
+        if next(fresh, None) is not None or self._hits:
+            raise ValueError("analysis cache: the analysed series do not match the pending ones")
+        self._pending = []
+        return out
+
+    def save(self, results: list[SeriesResult]) -> int:
+        """Write the files of the jobs analysed and remove those of jobs not in this run;
+        returns the files written. A job with a result JSON cannot hold exactly has no file; a
+        file that cannot be written is logged: the next run analyses its job again."""
+        by_job: dict[str, list[SeriesResult]] = {}
+        for r in results:
+            by_job.setdefault(r.key.job, []).append(r)
+        written = 0
+        for job, items in by_job.items():
+            digest = self._digests.get(job)
+            if digest is None:
+                continue  # kept: its file stands
+            path = job_file(self.directory, job)
+            try:
+                if all(map(_kept, items)):
+                    write_bytes_atomic(path, _encode(items, {"context": self.context, "job": job, "digest": digest,
+                                                             "series": len(items)}))
+                    written += 1
+                else:
+                    path.unlink(missing_ok=True)
+            except OSError as exc:
+                log.warning("analysis cache: %s not written (%s)", path, exc)
+        self._digests.clear()
+        keep = {job_file(self.directory, j).name for j in by_job}
+        try:
+            names = os.listdir(self.directory)
+        except OSError:
+            names = []
+        for name in names:
+            if name.endswith(SUFFIX) and name not in keep and not is_temp(Path(name)):
+                (self.directory / name).unlink(missing_ok=True)
+        return written
+
+    def _read(self, job: str, digest: str, series: list[SeriesInput]) -> list[SeriesResult] | None:
+        """The results of ``series`` (a job's, of inputs ``digest``) rebuilt from the job's file;
+        None when it holds none for them."""
+        path = job_file(self.directory, job)
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            log.warning("analysis cache: %s unreadable (%s): its job is analysed again", path, exc)
+            return None
+        try:
+            if not data.startswith(MAGIC):
+                raise ValueError("not a results file")
+            header, at = _document(data, len(MAGIC))
+            if header.get("context") != self.context or header.get("job") != job or header.get("digest") != digest:
+                return None  # other code, test sets or inputs
+            records, end = _document(data, at)
+            if len(records) != len(series):
+                raise ValueError(f"{len(records)} series for {len(series)}")
+            floats = np.frombuffer(bytearray(data[end + (-end % 8):]), dtype="<f8")
+            return [_rebuild(s, record, floats) for s, record in zip(series, records)]
+        except (ValueError, TypeError, KeyError, IndexError, struct.error) as exc:
+            log.warning("analysis cache: %s unreadable (%s): its job is analysed again", path, exc)
+            return None
+
+
+def _encode(results: list[SeriesResult], header: dict[str, Any]) -> bytes:
+    """A job's file: the magic line, the header and the records (each after its length), the floats."""
+    records, floats = [], []
+    at = 0
+    for r in results:
+        records.append(_record(r, at))
+        for a in (r.trend, *r.bands.values()):
+            floats.append(a)
+            at += len(a)
+    parts = [MAGIC]
+    for doc in (header, records):
+        text = json.dumps(doc, separators=(",", ":")).encode()
+        parts += [_LENGTH.pack(len(text)), text]
+    parts.append(b"\0" * (-sum(map(len, parts)) % 8))
+    if floats:
+        parts.append(np.concatenate(floats).astype("<f8", copy=False).tobytes())
+    return b"".join(parts)
+
+
+def _document(data: bytes, at: int) -> tuple[Any, int]:
+    """The JSON document whose length is at ``at``, and where it ends."""
+    (length,) = _LENGTH.unpack_from(data, at)
+    start = at + _LENGTH.size
+    if start + length > len(data):
+        raise ValueError("truncated")
+    return json.loads(data[start:start + length]), start + length
+
+
+def _record(r: SeriesResult, at: int) -> list:
+    """The JSON record of one result's derived fields (``_kept`` says whether JSON keeps them)."""
+    return [at, len(r.trend), [list(_GROUP(g)) for g in r.groups], [list(_CHANGE(c)) for c in r.changes],
+            [list(_CHANGE(c)) for c in r.alertable], list(_COMPLIANCE(r.compliance)), r.verdict, r.direction,
+            r.detector, [[name, len(a)] for name, a in r.bands.items()]]
+
+
+def _kept(r: SeriesResult) -> bool:
+    """Whether JSON gives back exactly what ``r`` holds: its fields Python's plain types (not a
+    NumPy scalar, which JSON would write or refuse), its arrays float64."""
+    if r.trend.dtype != np.float64 or any(a.dtype != np.float64 for a in r.bands.values()):
+        return False
+    leaves = [*_COMPLIANCE(r.compliance), r.verdict, r.direction, r.detector, *r.bands]
+    for g in r.groups:
+        leaves += _GROUP(g)
+    for c in (*r.changes, *r.alertable):
+        if type(c.evidence) is not dict:
+            return False
+        leaves += c.evidence
+        leaves += c.evidence.values()
+        leaves += (v for v in _CHANGE(c) if v is not c.evidence)
+    return _PLAIN.issuperset(map(type, leaves))
+
+
+def _rebuild(s: SeriesInput, record: list, floats: np.ndarray) -> SeriesResult:
+    """``analyse_one``'s result for ``s`` from its record (``_record``)."""
+    at, n, groups, changes, alertable, comp, verdict, direction, detector, bands = record
+    if at + n + sum(length for _, length in bands) > len(floats):
+        raise IndexError("floats out of range")
+    trend = floats[at:at + n]
+    at += n
+    kept_bands = {}
+    for name, length in bands:
+        kept_bands[name] = floats[at:at + length]
+        at += length
+    return SeriesResult(
+        key=s.key, builds=s.builds, times=s.times, values=s.values, stdevs=s.stdevs, trend=trend,
+        groups=[TrendGroup(*g) for g in groups], changes=[Change(*c) for c in changes],
+        compliance=Compliance(*comp), verdict=verdict, direction=direction, detector=detector,
+        test_set=s.test_set, attrs=dict(s.attrs), bands=kept_bands, alertable=[Change(*c) for c in alertable],
+    )
