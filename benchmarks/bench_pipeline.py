@@ -23,10 +23,13 @@ did. Both incremental runs are reported.
 
 Runs, each ``pal run`` in a fresh process, for this code and for the reference (the previous
 code, ``git archive <reference>`` of this repository, run from that tree):
-cold (an empty store: parse the window), incremental (one new build per job), nothing new (the first such run
-settles the alerts' new -> ongoing status, which is a real change of the outputs), nothing new
-again (what the goal is about), and a recompute (this code only: the same inputs without the
-saved run record, i.e. every stage runs; its outputs must equal the kept run's byte for byte).
+cold (an empty store: parse the window), incremental (one new build per job), incremental of one
+job (on a copy of the state the first incremental run left, only the first job's newest build
+revealed: what one PT job's completion triggers; the other jobs' analyses are kept from the run
+before), nothing new (the first such run settles the alerts' new -> ongoing status, which is a
+real change of the outputs), nothing new again (what the goal is about), and a recompute (this
+code only: the same inputs without the saved run record and the kept analyses, i.e. every stage
+runs; its outputs must equal the kept run's byte for byte).
 After the store is aged, this code's store is compacted (``pal store vacuum``), as a periodic
 maintenance job would; its time is reported.
 
@@ -59,6 +62,7 @@ from pathlib import Path
 
 import psutil
 
+from pal.analysis.result_cache import CACHE_DIR
 from pal.demo import PIPELINE_BENCH_JOBS, generate
 
 SEED = 1
@@ -160,6 +164,13 @@ def reveal(history: Path, hidden: Path, oldest_only: bool = False) -> None:
         dirs = sorted((d for d in job.iterdir() if d.name.isdigit()), key=lambda d: int(d.name))
         for d in dirs[:1] if oldest_only else dirs:
             d.rename(history / job.name / d.name)
+
+
+def reveal_job(history: Path, hidden: Path, job: str) -> None:
+    """Move the hidden builds of ``job`` back (a PT job's completion: one job's new build)."""
+    for d in sorted((hidden / job).iterdir() if (hidden / job).is_dir() else (), key=lambda d: d.name):
+        if d.name.isdigit():
+            d.rename(history / job / d.name)
 
 
 def warm_kernels(code: Path | None, data: Path, label: str) -> None:
@@ -389,6 +400,13 @@ def sequence(code: Path | None, spec: Path, aged: Path, out: Path, history: Path
     print(f"[{label}] incremental run after the cold one (one new build per job) ...", flush=True)
     try:
         runs["incremental, first"] = pal_run(code, spec, out, workers, logs / f"{label}-incremental1.log")
+        # one PT job's completion: its new build only, on a copy of this state (hard links kept)
+        one = out.with_name(out.name + "-one-job")
+        subprocess.run(["cp", "-a", str(out), str(one)], check=True)
+        reveal_job(history, hidden, PIPELINE_BENCH_JOBS[0])
+        print(f"[{label}] incremental run of one job (one new build of {PIPELINE_BENCH_JOBS[0]}) ...", flush=True)
+        a_day_later(one)
+        runs["incremental, one job"] = pal_run(code, spec, one, workers, logs / f"{label}-incremental-one-job.log")
     finally:
         reveal(history, hidden)
     print(f"[{label}] incremental run (one new build per job) ...", flush=True)
@@ -455,6 +473,7 @@ def main(argv: list[str] | None = None) -> int:
     new = sequence(None, spec, aged, runs_dir / "new", history, hidden, runs_dir, "this code", workers, vacuum=True)
     kept = outputs(runs_dir / "new")
     (runs_dir / "new" / ".pal-run.json").unlink()
+    shutil.rmtree(runs_dir / "new" / "cache" / CACHE_DIR, ignore_errors=True)  # the analysis too
     print("[this code] recompute (no run record: every stage) ...", flush=True)
     new["recompute"] = pal_run(None, spec, runs_dir / "new", workers, runs_dir / "recompute.log")
     again = outputs(runs_dir / "new")
@@ -517,8 +536,8 @@ def main(argv: list[str] | None = None) -> int:
         for name, r in runs.items():
             if r.get("summary"):
                 print(f"{code} {name}: {r['summary']}")
-    if not a.keep:
-        for d in ("new", "old", "dask"):
+    if not a.keep:  # (the one-job copies too: deleted here, never before a measured run)
+        for d in ("new", "old", "dask", "new-one-job", "old-one-job"):
             shutil.rmtree(runs_dir / d, ignore_errors=True)
     return 0 if identical else 1
 
