@@ -318,7 +318,7 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
                 ahead = AnalysisAhead(pool, spec, single)
 
             def each_job(series: list[SeriesInput]) -> None:
-                todo = cache.sort(series)  # the last run's results of unchanged series are kept
+                todo = cache.sort(series)  # a job whose series did not change: its last results
                 if ahead is not None:
                     ahead.add(todo)
 

@@ -52,6 +52,7 @@ CACHE_DIR = ".analysis"
 MAGIC = b"pal analysis results 1\n"
 SUFFIX = ".results"
 _LENGTH = struct.Struct("<Q")
+HEADER_MAX = 1 << 16  # a header is a few hundred bytes: a longer one is a damaged file
 _PLAIN = frozenset({int, float, str, bool, type(None)})
 _GROUP = operator.attrgetter(*(f.name for f in dataclasses.fields(TrendGroup)))
 _CHANGE = operator.attrgetter(*(f.name for f in dataclasses.fields(Change)))
@@ -83,6 +84,7 @@ def job_digest(series: list[SeriesInput], single_testbed: bool) -> str:
 
 
 def job_file(directory: Path, job: str) -> Path:
+    """Where ``job``'s results are kept: its name made safe for a file, and a hash of it."""
     slug = re.sub(r"[^A-Za-z0-9._-]+", "-", job)[:80]
     return directory / f"{slug}-{hashlib.sha1(job.encode()).hexdigest()[:10]}{SUFFIX}"
 
@@ -108,6 +110,7 @@ class ResultCache:
 
     @classmethod
     def open(cls, directory: Path, spec: Spec, single_testbed: set[str], reuse: bool = True) -> ResultCache:
+        """The cache under ``directory`` for ``spec``'s test sets and this pal."""
         return cls(Path(directory), cache_context(spec), set(single_testbed), reuse)
 
     def sort(self, series: list[SeriesInput]) -> list[SeriesInput]:
@@ -137,15 +140,15 @@ class ResultCache:
     def merge(self, inputs: Iterable[SeriesInput], analysed: list[SeriesResult]) -> list[SeriesResult]:
         """One result per input, in order: the kept ones and, in their places, ``analysed``
         (the results of ``pending``, in its order)."""
-        out: list[SeriesResult] = []
+        out: list[SeriesResult | None] = []
         fresh = iter(analysed)
         for s in inputs:
             hit = self._hits.pop(s.key, None)
-            out.append(hit if hit is not None else next(fresh))
-        if next(fresh, None) is not None or self._hits:
+            out.append(hit if hit is not None else next(fresh, None))
+        if any(r is None for r in out) or next(fresh, None) is not None or self._hits:
             raise ValueError("analysis cache: the analysed series do not match the pending ones")
         self._pending = []
-        return out
+        return out  # type: ignore[return-value] - no None left
 
     def save(self, results: list[SeriesResult]) -> int:
         """Write the files of the jobs analysed and remove those of jobs not in this run;
@@ -182,27 +185,34 @@ class ResultCache:
 
     def _read(self, job: str, digest: str, series: list[SeriesInput]) -> list[SeriesResult] | None:
         """The results of ``series`` (a job's, of inputs ``digest``) rebuilt from the job's file;
-        None when it holds none for them."""
+        None when it holds none for them. The header is read first: a job whose inputs changed
+        costs it, not the file."""
         path = job_file(self.directory, job)
         try:
-            data = path.read_bytes()
-        except FileNotFoundError:
-            return None
-        except OSError as exc:
-            log.warning("analysis cache: %s unreadable (%s): its job is analysed again", path, exc)
-            return None
-        try:
-            if not data.startswith(MAGIC):
-                raise ValueError("not a results file")
-            header, at = _document(data, len(MAGIC))
-            if header.get("context") != self.context or header.get("job") != job or header.get("digest") != digest:
-                return None  # other code, test sets or inputs
-            records, end = _document(data, at)
+            with open(path, "rb") as f:
+                head = f.read(len(MAGIC) + _LENGTH.size)
+                if not head.startswith(MAGIC) or len(head) < len(MAGIC) + _LENGTH.size:
+                    raise ValueError("not a results file")
+                (length,) = _LENGTH.unpack_from(head, len(MAGIC))
+                header = json.loads(f.read(min(length, HEADER_MAX)))
+                if not isinstance(header, dict):
+                    raise ValueError("no header")
+                if header.get("context") != self.context or header.get("job") != job or \
+                        header.get("digest") != digest:
+                    return None  # other code, test sets or inputs
+                f.seek(0)
+                data = bytearray(os.fstat(f.fileno()).st_size)  # the floats' views need it writable
+                if f.readinto(data) != len(data):
+                    raise ValueError("changed while read")
+            records, end = _document(data, len(head) + length)
             if len(records) != len(series):
                 raise ValueError(f"{len(records)} series for {len(series)}")
-            floats = np.frombuffer(bytearray(data[end + (-end % 8):]), dtype="<f8")
+            begin = end + (-end % 8)
+            floats = np.frombuffer(data, dtype="<f8", offset=begin, count=(len(data) - begin) // 8)
             return [_rebuild(s, record, floats) for s, record in zip(series, records)]
-        except (ValueError, TypeError, KeyError, IndexError, struct.error) as exc:
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, TypeError, KeyError, IndexError, RecursionError, struct.error) as exc:
             log.warning("analysis cache: %s unreadable (%s): its job is analysed again", path, exc)
             return None
 
@@ -226,13 +236,13 @@ def _encode(results: list[SeriesResult], header: dict[str, Any]) -> bytes:
     return b"".join(parts)
 
 
-def _document(data: bytes, at: int) -> tuple[Any, int]:
+def _document(data: bytearray, at: int) -> tuple[Any, int]:
     """The JSON document whose length is at ``at``, and where it ends."""
     (length,) = _LENGTH.unpack_from(data, at)
     start = at + _LENGTH.size
     if start + length > len(data):
         raise ValueError("truncated")
-    return json.loads(data[start:start + length]), start + length
+    return json.loads(bytes(data[start:start + length])), start + length
 
 
 def _record(r: SeriesResult, at: int) -> list:

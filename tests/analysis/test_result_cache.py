@@ -141,19 +141,24 @@ def test_any_input_of_the_analysis_misses(tmp_path: Path, change: str) -> None:
 def test_a_damaged_file_is_analysed_again_and_rewritten(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     sp, series, single = spec(), inputs(), set()
     expected = analysed(ResultCache.open(tmp_path, sp, single), series, sp, single)
-    jobs = list(dict.fromkeys(s.key.job for s in series))  # the mdl ones first
+    jobs = list(dict.fromkeys(s.key.job for s in series))
     path = job_file(tmp_path, jobs[0])
     data = path.read_bytes()
-    job_file(tmp_path, jobs[1]).write_bytes(data[: len(data) // 2])  # truncated, and another job's
     path.write_bytes(MAGIC + b"\xff" * 40)  # garbage after the magic line
+    own = job_file(tmp_path, jobs[1]).read_bytes()
+    job_file(tmp_path, jobs[1]).write_bytes(own[: len(own) // 2])  # cut short (a power loss)
     job_file(tmp_path, jobs[2]).write_bytes(b"")
+    deep = b"[" * 100_000  # nested past the parser's recursion limit
+    job_file(tmp_path, jobs[3]).write_bytes(MAGIC + len(deep).to_bytes(8, "little") + deep)
+    job_file(tmp_path, jobs[4]).write_bytes(data)  # another job's file: not this job's results
     cache = ResultCache.open(tmp_path, sp, single)
     with caplog.at_level(logging.WARNING, logger="pal"):
         results = analysed(cache, series, sp, single)
     assert all(same(a, b) for a, b in zip(results, expected))
-    assert cache.reused == len(series) - 3 * PER_JOB
-    assert {s.key.job for s in cache.analysed} == set(jobs[:3])
-    assert sum("analysis cache" in r.getMessage() and "unreadable" in r.getMessage() for r in caplog.records) == 2
+    assert cache.reused == len(series) - 5 * PER_JOB
+    assert {s.key.job for s in cache.analysed} == set(jobs[:5])
+    # four damaged files said so; another job's file is a plain miss
+    assert sum("analysis cache" in r.getMessage() and "unreadable" in r.getMessage() for r in caplog.records) == 4
     assert ResultCache.open(tmp_path, sp, single).sort(series) == []  # rewritten whole
 
 
@@ -190,3 +195,14 @@ def test_a_result_json_cannot_hold_exactly_is_not_kept(tmp_path: Path) -> None:
     cache.merge(series, results)
     cache.save([numpy_scalar if r is with_change else r for r in results])
     assert not job_file(tmp_path, series[0].key.job).exists()  # the job is analysed again next time
+
+
+def test_merge_refuses_results_that_are_not_the_pending_ones(tmp_path: Path) -> None:
+    sp, single = spec(), set()
+    series = job_series(f"{JOBS[0]}-mdl", "mdl", 3, 5)
+    results = analyse_all(series, sp, single)
+    for given in (results[:-1], results + results[:1]):
+        cache = ResultCache.open(tmp_path, sp, single)
+        assert cache.sort(series) == series
+        with pytest.raises(ValueError, match="do not match"):
+            cache.merge(series, given)
