@@ -57,6 +57,7 @@ _PLAIN = frozenset({int, float, str, bool, type(None)})
 _GROUP = operator.attrgetter(*(f.name for f in dataclasses.fields(TrendGroup)))
 _CHANGE = operator.attrgetter(*(f.name for f in dataclasses.fields(Change)))
 _COMPLIANCE = operator.attrgetter(*(f.name for f in dataclasses.fields(Compliance)))
+_EVIDENCE = [f.name for f in dataclasses.fields(Change)].index("evidence")
 
 
 def cache_context(spec: Spec) -> str:
@@ -72,10 +73,10 @@ def job_digest(series: list[SeriesInput], single_testbed: bool) -> str:
     texts = [f"{int(single_testbed)}"]
     h = hashlib.sha1()
     for s in series:
-        arrays = (s.builds, s.times, s.values, s.stdevs)
+        b, t, v, e = s.builds, s.times, s.values, s.stdevs
         texts.append(f"{s.test_set}\0{s.key.job}\0{s.key.test_id}\0{s.key.metric}\0{s.trials is not None}\0"
-                     + " ".join(f"{a.dtype.str}{len(a)}" for a in arrays))
-        for a in arrays:
+                     f"{b.dtype.str}{len(b)} {t.dtype.str}{len(t)} {v.dtype.str}{len(v)} {e.dtype.str}{len(e)}")
+        for a in (b, t, v, e):
             h.update(np.ascontiguousarray(a).view(np.uint8))
         if s.trials is not None:
             h.update(pickle.dumps(s.trials, protocol=5))
@@ -164,9 +165,9 @@ class ResultCache:
                 continue  # kept: its file stands
             path = job_file(self.directory, job)
             try:
-                if all(map(_kept, items)):
-                    write_bytes_atomic(path, _encode(items, {"context": self.context, "job": job, "digest": digest,
-                                                             "series": len(items)}))
+                data = _encode(items, {"context": self.context, "job": job, "digest": digest, "series": len(items)})
+                if data is not None:
+                    write_bytes_atomic(path, data)
                     written += 1
                 else:
                     path.unlink(missing_ok=True)
@@ -205,11 +206,9 @@ class ResultCache:
                 if f.readinto(data) != len(data):
                     raise ValueError("changed while read")
             records, end = _document(data, len(head) + length)
-            if len(records) != len(series):
-                raise ValueError(f"{len(records)} series for {len(series)}")
             begin = end + (-end % 8)
             floats = np.frombuffer(data, dtype="<f8", offset=begin, count=(len(data) - begin) // 8)
-            return [_rebuild(s, record, floats) for s, record in zip(series, records)]
+            return _rebuild(series, records, floats)
         except FileNotFoundError:
             return None
         except (OSError, ValueError, TypeError, KeyError, IndexError, RecursionError, struct.error) as exc:
@@ -217,22 +216,50 @@ class ResultCache:
             return None
 
 
-def _encode(results: list[SeriesResult], header: dict[str, Any]) -> bytes:
-    """A job's file: the magic line, the header and the records (each after its length), the floats."""
-    records, floats = [], []
-    at = 0
-    for r in results:
-        records.append(_record(r, at))
-        for a in (r.trend, *r.bands.values()):
-            floats.append(a)
-            at += len(a)
+def _encode(results: list[SeriesResult], header: dict[str, Any]) -> bytes | None:
+    """A job's file (the magic line, the header and the records, each after its length, then the
+    floats), or None when JSON cannot hold its results exactly: a field that is not one of
+    Python's plain types (a NumPy scalar, which JSON would write as another type or refuse; a
+    tuple, which comes back a list), an array that is not float64.
+
+    The records are columns (one list per field, of every series in order), so the checks and
+    the JSON are a few C-level passes over lists, not Python code per series."""
+    groups = [_GROUP(g) for r in results for g in r.groups]
+    changes = [_CHANGE(c) for r in results for c in r.changes]
+    alertable = [_CHANGE(c) for r in results for c in r.alertable]
+    bands = [[[name, len(a)] for name, a in r.bands.items()] for r in results]
+    records = {
+        "trend": [len(r.trend) for r in results], "bands": bands,
+        "groups": [len(r.groups) for r in results], "group_fields": [list(c) for c in zip(*groups)],
+        "changes": [len(r.changes) for r in results], "change_fields": [list(c) for c in zip(*changes)],
+        "alertable": [len(r.alertable) for r in results], "alertable_fields": [list(c) for c in zip(*alertable)],
+        "compliance": [list(c) for c in zip(*(_COMPLIANCE(r.compliance) for r in results))],
+        "verdict": [r.verdict for r in results], "direction": [r.direction for r in results],
+        "detector": [r.detector for r in results],
+    }
+    arrays = [a for r in results for a in (r.trend, *r.bands.values())]
+    if any(a.dtype != np.float64 for a in arrays):
+        return None
+    scalars = [*records["group_fields"], *records["compliance"], records["verdict"], records["direction"],
+               records["detector"], [name for b in bands for name, _ in b]]
+    evidence = _EVIDENCE
+    for fields in (records["change_fields"], records["alertable_fields"]):
+        for i, column in enumerate(fields):
+            if i == evidence:
+                if not all(type(d) is dict and _PLAIN.issuperset(map(type, d)) and
+                           _PLAIN.issuperset(map(type, d.values())) for d in column):
+                    return None
+            else:
+                scalars.append(column)
+    if not all(_PLAIN.issuperset(map(type, column)) for column in scalars):
+        return None
     parts = [MAGIC]
     for doc in (header, records):
         text = json.dumps(doc, separators=(",", ":")).encode()
         parts += [_LENGTH.pack(len(text)), text]
     parts.append(b"\0" * (-sum(map(len, parts)) % 8))
-    if floats:
-        parts.append(np.concatenate(floats).astype("<f8", copy=False).tobytes())
+    if arrays:
+        parts.append(np.concatenate(arrays).astype("<f8", copy=False).tobytes())
     return b"".join(parts)
 
 
@@ -245,44 +272,36 @@ def _document(data: bytearray, at: int) -> tuple[Any, int]:
     return json.loads(bytes(data[start:start + length])), start + length
 
 
-def _record(r: SeriesResult, at: int) -> list:
-    """The JSON record of one result's derived fields (``_kept`` says whether JSON keeps them)."""
-    return [at, len(r.trend), [list(_GROUP(g)) for g in r.groups], [list(_CHANGE(c)) for c in r.changes],
-            [list(_CHANGE(c)) for c in r.alertable], list(_COMPLIANCE(r.compliance)), r.verdict, r.direction,
-            r.detector, [[name, len(a)] for name, a in r.bands.items()]]
-
-
-def _kept(r: SeriesResult) -> bool:
-    """Whether JSON gives back exactly what ``r`` holds: its fields Python's plain types (not a
-    NumPy scalar, which JSON would write or refuse), its arrays float64."""
-    if r.trend.dtype != np.float64 or any(a.dtype != np.float64 for a in r.bands.values()):
-        return False
-    leaves = [*_COMPLIANCE(r.compliance), r.verdict, r.direction, r.detector, *r.bands]
-    for g in r.groups:
-        leaves += _GROUP(g)
-    for c in (*r.changes, *r.alertable):
-        if type(c.evidence) is not dict:
-            return False
-        leaves += c.evidence
-        leaves += c.evidence.values()
-        leaves += (v for v in _CHANGE(c) if v is not c.evidence)
-    return _PLAIN.issuperset(map(type, leaves))
-
-
-def _rebuild(s: SeriesInput, record: list, floats: np.ndarray) -> SeriesResult:
-    """``analyse_one``'s result for ``s`` from its record (``_record``)."""
-    at, n, groups, changes, alertable, comp, verdict, direction, detector, bands = record
-    if at + n + sum(length for _, length in bands) > len(floats):
-        raise IndexError("floats out of range")
-    trend = floats[at:at + n]
-    at += n
-    kept_bands = {}
-    for name, length in bands:
-        kept_bands[name] = floats[at:at + length]
+def _rebuild(series: list[SeriesInput], records: dict[str, Any], floats: np.ndarray) -> list[SeriesResult]:
+    """``analyse_one``'s results for a job's ``series`` from its records (``_encode``)."""
+    n = len(series)
+    if any(len(records[k]) != n for k in ("trend", "bands", "groups", "changes", "alertable", "verdict", "direction",
+                                          "detector")) or any(len(c) != n for c in records["compliance"]):
+        raise ValueError(f"records for another number of series than {n}")
+    groups = iter(zip(*records["group_fields"]))
+    changes = iter(zip(*records["change_fields"]))
+    alertable = iter(zip(*records["alertable_fields"]))
+    compliance = zip(*records["compliance"])
+    out = []
+    at = 0
+    for i, (s, comp) in enumerate(zip(series, compliance)):
+        length = records["trend"][i]
+        trend = floats[at:at + length]
         at += length
-    return SeriesResult(
-        key=s.key, builds=s.builds, times=s.times, values=s.values, stdevs=s.stdevs, trend=trend,
-        groups=[TrendGroup(*g) for g in groups], changes=[Change(*c) for c in changes],
-        compliance=Compliance(*comp), verdict=verdict, direction=direction, detector=detector,
-        test_set=s.test_set, attrs=dict(s.attrs), bands=kept_bands, alertable=[Change(*c) for c in alertable],
-    )
+        kept_bands = {}
+        for name, length in records["bands"][i]:
+            kept_bands[name] = floats[at:at + length]
+            at += length
+        if at > len(floats):
+            raise IndexError("floats out of range")
+        out.append(SeriesResult(
+            key=s.key, builds=s.builds, times=s.times, values=s.values, stdevs=s.stdevs, trend=trend,
+            groups=[TrendGroup(*next(groups)) for _ in range(records["groups"][i])],
+            changes=[Change(*next(changes)) for _ in range(records["changes"][i])],
+            compliance=Compliance(*comp), verdict=records["verdict"][i], direction=records["direction"][i],
+            detector=records["detector"][i], test_set=s.test_set, attrs=dict(s.attrs), bands=kept_bands,
+            alertable=[Change(*next(alertable)) for _ in range(records["alertable"][i])],
+        ))
+    if next(groups, None) is not None or next(changes, None) is not None or next(alertable, None) is not None:
+        raise ValueError("records left over")
+    return out

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from pal.analysis import registry
-from pal.analysis.result_cache import MAGIC, ResultCache, _kept, job_file
+from pal.analysis.result_cache import MAGIC, ResultCache, _encode, job_file
 from pal.analysis.series import SeriesInput, analyse_all
 from pal.model import SeriesKey, SeriesResult
 from pal.spec import DetectorSpec, JobSpec, SourceSpec, Spec, TestSet
@@ -184,12 +184,14 @@ def test_a_result_json_cannot_hold_exactly_is_not_kept(tmp_path: Path) -> None:
     sp, single = spec(), set()
     series = job_series(f"{JOBS[0]}-mdl", "mdl", 4, 3)
     results = analyse_all(series, sp, single)
-    assert all(map(_kept, results))
+    assert _encode(results, {}) is not None
     with_change = next(r for r in results if r.changes)
     numpy_scalar = replace(with_change, compliance=replace(with_change.compliance, runs=np.int64(3)))
     a_tuple = replace(with_change, changes=[replace(with_change.changes[0], evidence={"where": (1, 2)})])
     float32 = replace(with_change, trend=with_change.trend.astype(np.float32))
-    assert not any(map(_kept, (numpy_scalar, a_tuple, float32)))
+    numpy_float = replace(with_change, groups=[replace(with_change.groups[0], avg=np.float64(1.5))])
+    for bad in (numpy_scalar, a_tuple, float32, numpy_float):
+        assert _encode([bad if r is with_change else r for r in results], {}) is None
     cache = ResultCache.open(tmp_path, sp, single)
     cache.sort(series)
     cache.merge(series, results)
