@@ -119,15 +119,20 @@ def newest(history: DemoHistory, job: str, k: int) -> list[int]:
     return sorted(present)[-k:]
 
 
+def workspaces(history: DemoHistory, factory: pytest.TempPathFactory, *names: str) -> list[Path]:
+    """A directory per name holding the demo history (``data``), ``SPEC`` and no acks."""
+    roots = [factory.mktemp(name) for name in names]
+    for root in roots:
+        shutil.copytree(history.root, root / "data")
+        (root / "spec.yaml").write_text(SPEC)
+        (root / "acks.yaml").write_text("{}\n")
+    return roots
+
+
 @pytest.fixture(scope="module")
 def runs(demo_small: DemoHistory, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:  # noqa: F811
     """Runs A (builds hidden), B (revealed, incremental) and C (--full from scratch)."""
-    inc = tmp_path_factory.mktemp("incremental")
-    full = tmp_path_factory.mktemp("full")
-    for root in (inc, full):
-        shutil.copytree(demo_small.root, root / "data")
-        (root / "spec.yaml").write_text(SPEC)
-        (root / "acks.yaml").write_text("{}\n")
+    inc, full = workspaces(demo_small, tmp_path_factory, "incremental", "full")
     hidden = {j.name: newest(demo_small, j.name, HIDDEN) for j in demo_small.truth.jobs}
     for job, builds in hidden.items():
         for b in builds:

@@ -21,7 +21,7 @@ from pal.demo import DemoHistory
 from pal.pipeline import RunOptions, run
 from pal.spec import load_spec
 from tests.demo.fixtures import demo_small  # noqa: F401 - session fixture
-from tests.test_pipeline_incremental import NOW, SPEC, files_under, newest, results_by_key, strip_alert_table
+from tests.test_pipeline_incremental import NOW, files_under, newest, results_by_key, strip_alert_table, workspaces
 
 JOB = "csit-vpp-perf-mrr-daily-master-2n-icx"  # the job whose PT run just ended
 
@@ -29,12 +29,7 @@ JOB = "csit-vpp-perf-mrr-daily-master-2n-icx"  # the job whose PT run just ended
 @pytest.fixture(scope="module")
 def runs(demo_small: DemoHistory, tmp_path_factory: pytest.TempPathFactory,  # noqa: F811
          ) -> dict[str, Any]:
-    inc = tmp_path_factory.mktemp("one-job")
-    full = tmp_path_factory.mktemp("one-job-full")
-    for root in (inc, full):
-        shutil.copytree(demo_small.root, root / "data")
-        (root / "spec.yaml").write_text(SPEC)
-        (root / "acks.yaml").write_text("{}\n")
+    inc, full = workspaces(demo_small, tmp_path_factory, "one-job", "one-job-full")
     (build,) = newest(demo_small, JOB, 1)
     shutil.move(inc / "data" / JOB / str(build), inc / f"hidden-{build}")
     spec_inc = load_spec(inc / "spec.yaml")
