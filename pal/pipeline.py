@@ -335,7 +335,8 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
             del inputs
             freeze_alive()
             release_memory()  # the series inputs and the split's transients
-            steps.done(f"{len(results)} series from {len(history.builds)} builds")
+            reused = f", {cache.reused} of unchanged jobs as the last run left them" if cache.reused else ""
+            steps.done(f"{len(results)} series from {len(history.builds)} builds{reused}")
             executor.close(keep_forkserver=pool is not None)  # (the render's worker may be its child)
 
         steps.start("alerts")

@@ -74,8 +74,11 @@ def test_a_damaged_file_costs_its_job_an_analysis(runs: dict[str, Any], caplog: 
     other = next(j.name for j in spec.jobs if j.name != JOB)
     job_file(inc / "out" / "cache" / CACHE_DIR, other).write_bytes(b"pal analysis results 1\n\x00\x01")
     (inc / "acks.yaml").write_text("# no acks yet\n{}\n")  # the inputs changed: not a kept run
-    with caplog.at_level(logging.WARNING, logger="pal"):
+    with caplog.at_level(logging.INFO, logger="pal"):
         d = run(spec, RunOptions(workers=1, now=NOW))
-    assert d.report.counts["series.reused"] == series_of(d) - series_of(d, other)
+    reused = d.report.counts["series.reused"]
+    assert reused == series_of(d) - series_of(d, other)
     assert any("unreadable" in r.getMessage() and other in r.getMessage() for r in caplog.records)
+    assert any("90 series from" in r.getMessage() and f"{reused} of unchanged jobs as the last run left them"
+               in r.getMessage() for r in caplog.records)  # the analyse step says so
     assert results_by_key(d) == results_by_key(runs["c"])
