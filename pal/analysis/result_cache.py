@@ -12,15 +12,15 @@ nearly every series of the job.
 One file per job (``<job>-<hash>.results`` in ``<outputs.dir>/cache/.analysis``, beside the
 downloads; a job's own directory there never has that name), rewritten when its digest changed:
 a magic line, a JSON header (the context: pal's code and the test sets; the job, its digest and
-series count), a JSON list of the series' derived fields (groups, changes, compliance,
-verdict...), each after its length, then the float64 trends and bands they point into. The
-records are parsed only when the digest matches. The file is data only (nothing is unpickled).
-A missing, stale or unreadable file is a miss (an unreadable one is logged): the job's series
-are analysed.
+series count) and a JSON document of the series' derived fields as columns (groups, changes,
+compliance, verdicts...), each after its length, then the float64 trends and bands, in the
+series' order. The records are parsed only when the digest matches. The file is data only
+(nothing is unpickled). A missing, stale or unreadable file is a miss (an unreadable one is
+logged): the job's series are analysed.
 
 A job is kept only when everything derived from its series is plain (Python ints, floats,
-strings, bools, None; float64 arrays): what JSON gives back is then exactly what the analysis
-gave.
+strings, bools, None, dicts of those by string; float64 arrays; no NumPy scalar, no tuple): what JSON
+gives back is then exactly what the analysis gave.
 """
 
 from __future__ import annotations
@@ -54,6 +54,7 @@ SUFFIX = ".results"
 _LENGTH = struct.Struct("<Q")
 HEADER_MAX = 1 << 16  # a header is a few hundred bytes: a longer one is a damaged file
 _PLAIN = frozenset({int, float, str, bool, type(None)})
+_STR = frozenset({str})
 _GROUP = operator.attrgetter(*(f.name for f in dataclasses.fields(TrendGroup)))
 _CHANGE = operator.attrgetter(*(f.name for f in dataclasses.fields(Change)))
 _COMPLIANCE = operator.attrgetter(*(f.name for f in dataclasses.fields(Compliance)))
@@ -242,11 +243,10 @@ def _encode(results: list[SeriesResult], header: dict[str, Any]) -> bytes | None
         return None
     scalars = [*records["group_fields"], *records["compliance"], records["verdict"], records["direction"],
                records["detector"], [name for b in bands for name, _ in b]]
-    evidence = _EVIDENCE
     for fields in (records["change_fields"], records["alertable_fields"]):
         for i, column in enumerate(fields):
-            if i == evidence:
-                if not all(type(d) is dict and _PLAIN.issuperset(map(type, d)) and
+            if i == _EVIDENCE:  # JSON keys are strings: another key would come back one
+                if not all(type(d) is dict and _STR.issuperset(map(type, d)) and
                            _PLAIN.issuperset(map(type, d.values())) for d in column):
                     return None
             else:

@@ -190,7 +190,8 @@ def test_a_result_json_cannot_hold_exactly_is_not_kept(tmp_path: Path) -> None:
     a_tuple = replace(with_change, changes=[replace(with_change.changes[0], evidence={"where": (1, 2)})])
     float32 = replace(with_change, trend=with_change.trend.astype(np.float32))
     numpy_float = replace(with_change, groups=[replace(with_change.groups[0], avg=np.float64(1.5))])
-    for bad in (numpy_scalar, a_tuple, float32, numpy_float):
+    int_key = replace(with_change, alertable=[replace(with_change.changes[0], evidence={3: 1.0})])
+    for bad in (numpy_scalar, a_tuple, float32, numpy_float, int_key):
         assert _encode([bad if r is with_change else r for r in results], {}) is None
     cache = ResultCache.open(tmp_path, sp, single)
     cache.sort(series)
