@@ -212,7 +212,8 @@ class ResultCache:
             return _rebuild(series, records, floats)
         except FileNotFoundError:
             return None
-        except (OSError, ValueError, TypeError, KeyError, IndexError, RecursionError, struct.error) as exc:
+        except (OSError, ValueError, TypeError, KeyError, IndexError, AttributeError, StopIteration, RecursionError,
+                struct.error) as exc:  # a file damaged in any way is a miss
             log.warning("analysis cache: %s unreadable (%s): its job is analysed again", path, exc)
             return None
 

@@ -5,8 +5,10 @@ analysis, never a wrong result."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 import math
+import struct
 from dataclasses import replace
 from pathlib import Path
 
@@ -138,6 +140,22 @@ def test_any_input_of_the_analysis_misses(tmp_path: Path, change: str) -> None:
     assert cache.sort(mine) == mine and cache.reused == 0
 
 
+def recounted(data: bytes) -> bytes:
+    """A job's file whose JSON is sound but says its first series has more groups than it holds."""
+    at = len(MAGIC)
+    docs = []
+    for _ in range(2):
+        (length,) = struct.unpack_from("<Q", data, at)
+        docs.append(data[at + 8:at + 8 + length])
+        at += 8 + length
+    floats = data[at + (-at % 8):]
+    records = json.loads(docs[1])
+    records["groups"][0] += 3
+    docs[1] = json.dumps(records).encode()
+    out = MAGIC + b"".join(struct.pack("<Q", len(d)) + d for d in docs)
+    return out + b"\0" * (-len(out) % 8) + floats
+
+
 def test_a_damaged_file_is_analysed_again_and_rewritten(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     sp, series, single = spec(), inputs(), set()
     expected = analysed(ResultCache.open(tmp_path, sp, single), series, sp, single)
@@ -151,14 +169,15 @@ def test_a_damaged_file_is_analysed_again_and_rewritten(tmp_path: Path, caplog: 
     deep = b"[" * 100_000  # nested past the parser's recursion limit
     job_file(tmp_path, jobs[3]).write_bytes(MAGIC + len(deep).to_bytes(8, "little") + deep)
     job_file(tmp_path, jobs[4]).write_bytes(data)  # another job's file: not this job's results
+    job_file(tmp_path, jobs[5]).write_bytes(recounted(job_file(tmp_path, jobs[5]).read_bytes()))
     cache = ResultCache.open(tmp_path, sp, single)
     with caplog.at_level(logging.WARNING, logger="pal"):
         results = analysed(cache, series, sp, single)
     assert all(same(a, b) for a, b in zip(results, expected))
-    assert cache.reused == len(series) - 5 * PER_JOB
-    assert {s.key.job for s in cache.analysed} == set(jobs[:5])
-    # four damaged files said so; another job's file is a plain miss
-    assert sum("analysis cache" in r.getMessage() and "unreadable" in r.getMessage() for r in caplog.records) == 4
+    assert cache.reused == len(series) - 6 * PER_JOB
+    assert {s.key.job for s in cache.analysed} == set(jobs[:6])
+    # five damaged files said so; another job's file is a plain miss
+    assert sum("analysis cache" in r.getMessage() and "unreadable" in r.getMessage() for r in caplog.records) == 5
     assert ResultCache.open(tmp_path, sp, single).sort(series) == []  # rewritten whole
 
 
