@@ -212,11 +212,14 @@ def cmd_analyse(args: argparse.Namespace) -> int:
 
     The exit code is decided as the last ``pal run`` decided it (``pipeline.decide_alerts``: the
     spec's ``alerts.fail-on``, acks, new vs ongoing against the alerts that run started from);
-    nothing is saved.
+    nothing is saved. The jobs whose series did not change since that run take its results
+    (``pal.analysis.result_cache``, read only).
     """
     from datetime import datetime, timezone
 
     from pal import summary
+    from pal.analysis.result_cache import CACHE_DIR, ResultCache
+    from pal.analysis.series import single_testbed_jobs
     from pal.history import window_builds
     from pal.pipeline import analyse_series, decide_alerts, window_series
     from pal.report import RunReport
@@ -225,8 +228,10 @@ def cmd_analyse(args: argparse.Namespace) -> int:
     spec = load_spec(args.spec)
     report = RunReport()
     store = Store(spec.store_dir)
-    history, inputs = window_series(spec, store, window_builds(spec, store, datetime.now(timezone.utc)), report)
-    results = analyse_series(spec, inputs, history.builds, report)
+    builds = window_builds(spec, store, datetime.now(timezone.utc))
+    cache = ResultCache.open(spec.out_dir / "cache" / CACHE_DIR, spec, single_testbed_jobs(builds, spec))
+    history, inputs = window_series(spec, store, builds, report, cache.sort)
+    results = analyse_series(spec, inputs, history.builds, report, cache=cache)
     _, code, _ = decide_alerts(spec, store, results, history, again=True)
     rows = summary.series_rows(results)
     formats = {"json": summary.to_json, "csv": summary.to_csv, "table": summary.to_table}

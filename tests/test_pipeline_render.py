@@ -31,7 +31,11 @@ def _spec(tmp: Path, data: Path, fail_on: str = "new-regression") -> Path:
     return path
 
 
-def test_render_keeps_alert_state_and_download_problems(demo_small, tmp_path):  # noqa: F811
+def _no_analysis(*args: object, **kwargs: object) -> None:
+    raise AssertionError("a series was analysed")
+
+
+def test_render_keeps_alert_state_and_download_problems(demo_small, tmp_path, capsys, monkeypatch):  # noqa: F811
     data = tmp_path / "data"
     shutil.copytree(demo_small.root / JOB, data / JOB)
     spec = _spec(tmp_path, data)
@@ -55,8 +59,17 @@ def test_render_keeps_alert_state_and_download_problems(demo_small, tmp_path):  
     assert all(p["details"]["from_last_download"] for p in kept)
     assert problems[0]["item"] in (out / "site" / "index.html").read_text()
 
-    # pal analyse decides its exit code with the same policy: 2 (new, unacked); never -> 0
+    # pal analyse decides its exit code with the same policy: 2 (new, unacked); never -> 0.
+    # It takes the run's results (nothing is analysed), the same as an analysis gives.
+    capsys.readouterr()
+    with monkeypatch.context() as m:
+        m.setattr("pal.analysis.series.analyse_one", _no_analysis)
+        assert main(["-q", "analyse", "--spec", str(spec), "--format", "json"]) == 2
+    kept = capsys.readouterr().out
+    shutil.rmtree(out / "cache" / ".analysis")
     assert main(["-q", "analyse", "--spec", str(spec), "--format", "json"]) == 2
+    assert capsys.readouterr().out == kept and json.loads(kept)
+    assert not (out / "cache" / ".analysis").exists()  # nothing saved
     assert main(["-q", "analyse", "--spec", str(_spec(tmp_path, data, "never")), "--format", "json"]) == 0
     # and a real second run makes them ongoing: exit 0 under new-regression
     assert main(["-q", "run", "--spec", str(spec)]) == 0
