@@ -62,7 +62,7 @@ from pathlib import Path
 
 import psutil
 
-from pal.analysis.result_cache import CACHE_DIR
+from pal.analysis.result_cache import results_dir
 from pal.demo import PIPELINE_BENCH_JOBS, generate
 
 SEED = 1
@@ -473,7 +473,7 @@ def main(argv: list[str] | None = None) -> int:
     new = sequence(None, spec, aged, runs_dir / "new", history, hidden, runs_dir, "this code", workers, vacuum=True)
     kept = outputs(runs_dir / "new")
     (runs_dir / "new" / ".pal-run.json").unlink()
-    shutil.rmtree(runs_dir / "new" / "cache" / CACHE_DIR, ignore_errors=True)  # the analysis too
+    shutil.rmtree(results_dir(runs_dir / "new"), ignore_errors=True)  # the analysis too
     print("[this code] recompute (no run record: every stage) ...", flush=True)
     new["recompute"] = pal_run(None, spec, runs_dir / "new", workers, runs_dir / "recompute.log")
     again = outputs(runs_dir / "new")

@@ -303,7 +303,7 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
             at_ingest = report.to_dict()
             from pal.alerts import write_alert_outputs
             from pal.alerts.build import remembered
-            from pal.analysis.result_cache import CACHE_DIR, ResultCache
+            from pal.analysis.result_cache import ResultCache, results_dir
             from pal.analysis.series import AnalysisAhead, single_testbed_jobs
             from pal.history import window_builds
             from pal.render import page_digests, render_site
@@ -312,7 +312,7 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
             builds = window_builds(spec, store, now)
             start_render_pool(len(old_digests))  # (nothing parsed) the window's read holds one job: room for it
             single = single_testbed_jobs(builds, spec)
-            cache = ResultCache.open(out_dir / "cache" / CACHE_DIR, spec, single, reuse=not options.full)
+            cache = ResultCache.open(results_dir(out_dir), spec, single, reuse=not options.full)
             ahead = None
             if pool is not None and not on_executor:  # its worker analyses while the next jobs are read
                 ahead = AnalysisAhead(pool, spec, single)

@@ -61,6 +61,11 @@ _COMPLIANCE = operator.attrgetter(*(f.name for f in dataclasses.fields(Complianc
 _EVIDENCE = [f.name for f in dataclasses.fields(Change)].index("evidence")
 
 
+def results_dir(out_dir: Path) -> Path:
+    """Where a run's outputs under ``out_dir`` keep their jobs' results: beside the downloads."""
+    return Path(out_dir) / "cache" / CACHE_DIR
+
+
 def cache_context(spec: Spec) -> str:
     """What every kept result depends on beyond its series: pal's code and the test sets."""
     from pal.fingerprint import code_digest
