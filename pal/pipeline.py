@@ -192,9 +192,9 @@ def analyse_series(spec: Spec, inputs: list[SeriesInput], builds: pd.DataFrame, 
     ones are analysed. ``ahead``: the series to analyse, already handed to a pool as they were cut."""
     from pal.analysis.series import analyse_all, single_testbed_jobs
 
-    todo = cache.pending if cache is not None else inputs
-    results = ahead.results() if ahead is not None else analyse_all(todo, spec, single_testbed_jobs(builds, spec),
-                                                                     executor=executor)
+    todo, single = (cache.pending, cache.single_testbed) if cache is not None else \
+        (inputs, single_testbed_jobs(builds, spec))  # (the cache's digests hold its flags)
+    results = ahead.results() if ahead is not None else analyse_all(todo, spec, single, executor=executor)
     if cache is not None:
         results = cache.merge(inputs, results)
         report.count("series.reused", cache.reused)
