@@ -323,6 +323,9 @@ def pal_run(code: Path | None, spec: Path, out: Path, extra: list[str], log: Pat
     """``pal run`` in a fresh process: wall time, exit code, peak RSS of its process tree, stage seconds."""
     cmd, env = pal_cmd(code, "run", "--spec", str(spec), *extra)
     env["PAL_BENCH_OUT"] = str(out)
+    # what the runs before (and a copy of their state) wrote is on disk first, as a day later: the
+    # kernel writes back dirty pages within 30 s, and a run's fsyncs would otherwise wait behind them
+    os.sync()
     t0 = time.perf_counter()
     with open(log, "w") as err:
         proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=err, cwd=tempfile.gettempdir())

@@ -100,6 +100,7 @@ class WorkerPeaks:
 
 def run_pal(work: Path, extra: list[str], log: Path) -> dict:
     cmd = [sys.executable, "-m", "pal", "run", "--spec", str(work / "spec.yaml"), *extra]
+    os.sync()  # the runs before it on disk, as a day later (``bench_pipeline.pal_run``)
     t0 = time.perf_counter()
     with open(log, "w") as err:
         proc = subprocess.Popen(cmd, cwd=work, stdout=subprocess.DEVNULL, stderr=err)

@@ -6,6 +6,7 @@ lands: JSON inside ``.js`` files, SVG text nodes and CSV cells.
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass
 from typing import Any, Iterable
@@ -38,7 +39,20 @@ def js_json(obj: Any) -> str:
     NaN is not JSON: callers convert it to None first (``allow_nan=False`` catches a miss).
     Keys are sorted so reruns are byte-identical.
     """
+    if type(obj) is str and len(obj) <= _SHORT:
+        return _short_json(obj)
     return _JSON.encode(obj).translate(_JS_UNSAFE)
+
+
+#: strings up to this long are encoded once per process (``_short_json``)
+_SHORT = 200
+
+
+@functools.lru_cache(maxsize=4096)
+def _short_json(text: str) -> str:
+    """``js_json`` of a short string, memoised: a drill-down's payload writes about twenty (its
+    keys, its job's and metric's names), the same for thousands of pages."""
+    return _JSON.encode(text).translate(_JS_UNSAFE)
 
 
 @dataclass(frozen=True, eq=False)
