@@ -58,7 +58,7 @@ def code_digest() -> str:
     return h.hexdigest()
 
 
-def _file_digest(path: Path | None) -> str | None:
+def file_digest(path: Path | None) -> str | None:
     if path is None:
         return None
     try:
@@ -82,8 +82,8 @@ def run_fingerprint(spec: Spec, store: Any, now: datetime, report: RunReport,
         "code": code_digest(),
         "spec": repr(spec),
         "paths": [str(spec.out_dir), str(spec.store_dir)],
-        "renames": _file_digest(spec.resolve(spec.rename_file)),
-        "acks": _file_digest(spec.resolve(spec.alerts.acks)),
+        "renames": file_digest(spec.resolve(spec.rename_file)),
+        "acks": file_digest(spec.resolve(spec.alerts.acks)),
         "window": [{k: e.get(k) for k in _ENTRY_KEYS} for e in manifest],
         "previous_alerts": previous_alerts_view(store),
         "upstream": list(upstream) if upstream else None,
@@ -100,7 +100,7 @@ def previous_alerts_view(store: Any) -> list[Any]:
     try:
         alerts = store.load_alerts()
     except StoreError:  # a damaged file: its bytes (the run reports it when it reads it)
-        return [_file_digest(store.path / "alerts.json")]
+        return [file_digest(store.path / "alerts.json")]
     view = []
     for d in alerts:
         if not isinstance(d, dict):

@@ -150,7 +150,8 @@ def _is_failure(obj: Any) -> bool:
 
 
 def window_series(spec: Spec, store: Any, builds: pd.DataFrame, report: RunReport,
-                  each_job: Callable[[list[SeriesInput]], object] | None = None) -> tuple[History, list[SeriesInput]]:
+                  each_job: Callable[[list[SeriesInput]], object] | None = None,
+                  cache: ResultCache | None = None) -> tuple[History, list[SeriesInput]]:
     """The window's series (``split_series``) and the history later stages read: its builds and
     the rows of its samples that ``alert_samples`` keeps.
 
@@ -159,7 +160,9 @@ def window_series(spec: Spec, store: Any, builds: pd.DataFrame, report: RunRepor
     12 jobs: 13 M rows). A series never spans jobs, and the jobs come in the order of one read of
     every job, so the series and rows are those of ``split_series(load_history(...).samples)``.
     ``builds`` are the window's (``window_builds``); ``each_job`` gets each job's series as
-    they are cut (``AnalysisAhead.add``).
+    they are cut (``AnalysisAhead.add``). ``cache``: a job whose window the last run read the
+    same way is not read (``ResultCache.unread``: its results and history rows are kept; it has
+    no series here), and each job read leaves its history rows with the cache (``read_job``).
     """
     from pal.alerts import alert_samples
     from pal.analysis.series import split_series
@@ -167,8 +170,14 @@ def window_series(spec: Spec, store: Any, builds: pd.DataFrame, report: RunRepor
 
     inputs: list[SeriesInput] = []
     kept: list[pd.DataFrame] = []
-    rows = 0
+    rows = unread_jobs = 0
     for job in window_jobs(builds):
+        unread = cache.unread(job) if cache is not None else None
+        if unread is not None:  # the job's window as the last run read it
+            unread_jobs += 1
+            rows += unread.rows
+            kept.append(unread.samples)
+            continue
         samples = read_samples(spec, store, builds[(builds["job"] == job).to_numpy(dtype=bool)])
         rows += len(samples)
         series = split_series(samples, spec)
@@ -176,11 +185,15 @@ def window_series(spec: Spec, store: Any, builds: pd.DataFrame, report: RunRepor
             each_job(series)
         inputs.extend(series)
         kept.append(alert_samples(samples))
+        if cache is not None:
+            cache.read_job(job, kept[-1], len(samples))
         del samples
         release_memory()  # this job's rows, before the next job's are read
     samples = concat_samples(kept) if kept else read_samples(spec, store, builds)
     report.count("history.builds", len(builds))
     report.count("history.samples", rows)
+    if unread_jobs:
+        report.count("history.jobs_unread", unread_jobs)
     return History(samples, builds), inputs
 
 
@@ -303,7 +316,7 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
             at_ingest = report.to_dict()
             from pal.alerts import write_alert_outputs
             from pal.alerts.build import remembered
-            from pal.analysis.result_cache import ResultCache, results_dir
+            from pal.analysis.result_cache import ResultCache, results_dir, window_keys
             from pal.analysis.series import AnalysisAhead, single_testbed_jobs
             from pal.history import window_builds
             from pal.render import page_digests, render_site
@@ -312,7 +325,8 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
             builds = window_builds(spec, store, now)
             start_render_pool(len(old_digests))  # (nothing parsed) the window's read holds one job: room for it
             single = single_testbed_jobs(builds, spec)
-            cache = ResultCache.open(results_dir(out_dir), spec, single, reuse=not options.full)
+            cache = ResultCache.open(results_dir(out_dir), spec, single, reuse=not options.full,
+                                     windows=window_keys(spec, store, builds))
             ahead = None
             if pool is not None and not on_executor:  # its worker analyses while the next jobs are read
                 ahead = AnalysisAhead(pool, spec, single)
@@ -322,7 +336,7 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
                 if ahead is not None:
                     ahead.add(todo)
 
-            history, inputs = window_series(spec, store, builds, report, each_job)
+            history, inputs = window_series(spec, store, builds, report, each_job, cache)
             _check_upstream(options.upstream, history, report)
             freeze_alive()
             results = analyse_series(spec, inputs, history.builds, report, executor if on_executor else None, ahead,

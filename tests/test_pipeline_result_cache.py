@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from pal.analysis.result_cache import CACHE_DIR, job_file
+from pal.analysis.result_cache import CACHE_DIR, MAGIC, job_file
 from pal.demo import DemoHistory
 from pal.pipeline import RunOptions, run
 from pal.spec import load_spec
@@ -52,6 +52,9 @@ def test_only_the_job_with_a_new_build_is_analysed(runs: dict[str, Any]) -> None
     assert a.report.counts["series.reused"] == 0  # nothing kept before the first run
     assert b.report.counts["builds.parsed"] == 1
     assert b.report.counts["series.reused"] == series_of(b) - series_of(b, JOB) > 0
+    # the other jobs' windows did not move: nothing of them was read from the store
+    assert b.report.counts["history.jobs_unread"] == len(runs["spec"].jobs) - 1
+    assert b.report.counts["history.samples"] == a.report.counts["history.samples"] + series_of(b, JOB)  # its new run
     files = sorted(p.name for p in (runs["inc"] / "out" / "cache" / CACHE_DIR).iterdir())
     assert files == sorted(job_file(Path("."), j.name).name for j in runs["spec"].jobs)
 
@@ -72,7 +75,7 @@ def test_results_pages_and_exports_equal_a_full_run(runs: dict[str, Any]) -> Non
 def test_a_damaged_file_costs_its_job_an_analysis(runs: dict[str, Any], caplog: pytest.LogCaptureFixture) -> None:
     inc, spec = runs["inc"], runs["spec"]
     other = next(j.name for j in spec.jobs if j.name != JOB)
-    job_file(inc / "out" / "cache" / CACHE_DIR, other).write_bytes(b"pal analysis results 1\n\x00\x01")
+    job_file(inc / "out" / "cache" / CACHE_DIR, other).write_bytes(MAGIC + b"\x00\x01")
     (inc / "acks.yaml").write_text("# no acks yet\n{}\n")  # the inputs changed: not a kept run
     with caplog.at_level(logging.INFO, logger="pal"):
         d = run(spec, RunOptions(workers=1, now=NOW))

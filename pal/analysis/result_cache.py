@@ -21,6 +21,14 @@ logged): the job's series are analysed.
 A job is kept only when everything derived from its series is plain (Python ints, floats,
 strings, bools, None, dicts of those by string; float64 arrays; no NumPy scalar, no tuple): what JSON
 gives back is then exactly what the analysis gave.
+
+A job whose window did not move need not even be read. The file also holds the job's series
+inputs (their keys, test sets, texts and arrays), the rows of its history that the later stages
+read (``alert_samples``, as Arrow IPC) and its row count, under the job's window key
+(``window_keys``: pal's code, the spec, the rename file and the manifest entries of the job's
+window builds, fragment included). A run whose job has the same window key takes all of it from
+the file (``unread``) and reads nothing of the job from the store: a run triggered by one PT job
+reads that job's window only.
 """
 
 from __future__ import annotations
@@ -39,6 +47,8 @@ from pathlib import Path
 from typing import Any, Iterable
 
 import numpy as np
+import pandas as pd
+import pyarrow as pa
 
 from pal.analysis.series import SeriesInput
 from pal.atomic import is_temp, write_bytes_atomic
@@ -49,7 +59,8 @@ log = logging.getLogger("pal")
 
 #: under the run's cache directory
 CACHE_DIR = ".analysis"
-MAGIC = b"pal analysis results 1\n"
+MAGIC = b"pal analysis results 2\n"
+_KIND = MAGIC[:MAGIC.rindex(b" ") + 1]  # a file of another version is a miss, not a damaged file
 SUFFIX = ".results"
 _LENGTH = struct.Struct("<Q")
 HEADER_MAX = 1 << 16  # a header is a few hundred bytes: a longer one is a damaged file
@@ -96,6 +107,32 @@ def job_file(directory: Path, job: str) -> Path:
     return directory / f"{slug}-{hashlib.sha1(job.encode()).hexdigest()[:10]}{SUFFIX}"
 
 
+def window_keys(spec: Spec, store: Any, builds: pd.DataFrame) -> dict[str, str]:
+    """Per job of ``builds`` (the window's, ``window_builds``): the digest of what its series and
+    history rows are read from. Empty when a test set's detector reads trials (not kept)."""
+    from pal.fingerprint import code_digest, file_digest
+    from pal.history import needs_trials
+
+    if builds.empty or needs_trials(spec):
+        return {}
+    base = json.dumps([MAGIC.decode(), code_digest(), repr(spec), file_digest(spec.resolve(spec.rename_file))])
+    by_job: dict[str, list[dict[str, Any]]] = {}
+    keys = zip(builds["job"].astype(str), builds["build"].astype(np.int64).tolist())
+    for entry in store.manifest_entries(keys):
+        by_job.setdefault(str(entry["job"]), []).append(entry)
+    return {job: hashlib.sha256((base + json.dumps(entries, sort_keys=True, default=str)).encode()).hexdigest()
+            for job, entries in by_job.items()}
+
+
+@dataclass(frozen=True)
+class KeptJob:
+    """What a run needs of a job whose window did not move, besides its results: the rows of its
+    history the later stages read (``alert_samples``) and how many rows its window holds."""
+
+    samples: pd.DataFrame
+    rows: int
+
+
 @dataclass
 class ResultCache:
     """Results kept under ``directory`` for the jobs of this run's window.
@@ -103,6 +140,8 @@ class ResultCache:
     ``sort`` takes each job's series as they are cut and returns those to analyse (a kept
     job's results are rebuilt from its file); ``merge`` puts the analysed ones back among them
     in the inputs' order; ``save`` rewrites the files of the jobs analysed.
+    ``unread`` comes first for each job, in the window's order: a job whose window key
+    (``windows``) is its file's is not read at all.
     ``reuse`` False (``pal run --full``): every series is analysed, the files still written.
     """
 
@@ -110,15 +149,43 @@ class ResultCache:
     context: str
     single_testbed: set[str]
     reuse: bool = True
+    windows: dict[str, str] = field(default_factory=dict)  # job -> window key (``window_keys``)
     reused: int = 0
-    _digests: dict[str, str] = field(default_factory=dict)  # job -> digest of the jobs analysed
+    _digests: dict[str, str] = field(default_factory=dict)  # job -> digest of the jobs read
     _hits: dict[SeriesKey, SeriesResult] = field(default_factory=dict)
     _pending: list[SeriesInput] = field(default_factory=list)
+    _order: list[str] = field(default_factory=list)  # the jobs ``unread`` was asked for, in order
+    _kept: dict[str, list[SeriesResult]] = field(default_factory=dict)  # results of the jobs not read
+    _history: dict[str, tuple[pd.DataFrame | None, int]] = field(default_factory=dict)  # of the jobs read
+    _file_windows: dict[str, str | None] = field(default_factory=dict)  # the window key a job's file keeps
+    _damaged: set[str] = field(default_factory=set)  # jobs whose file could not be read whole
 
     @classmethod
-    def open(cls, directory: Path, spec: Spec, single_testbed: set[str], reuse: bool = True) -> ResultCache:
-        """The cache under ``directory`` for ``spec``'s test sets and this pal."""
-        return cls(Path(directory), cache_context(spec), set(single_testbed), reuse)
+    def open(cls, directory: Path, spec: Spec, single_testbed: set[str], reuse: bool = True,
+             windows: dict[str, str] | None = None) -> ResultCache:
+        """The cache under ``directory`` for ``spec``'s test sets and this pal; ``windows``: the
+        window keys of this run's jobs (``window_keys``), none when the jobs are always read."""
+        return cls(Path(directory), cache_context(spec), set(single_testbed), reuse, dict(windows or {}))
+
+    def unread(self, job: str) -> KeptJob | None:
+        """The history of ``job`` when its file was written for the same window (its results are
+        then kept for ``merge``); None when the job is to be read (``read_job``, then ``sort``)."""
+        self._order.append(job)
+        window = self.windows.get(job)
+        if not self.reuse or window is None:
+            return None
+        got = self._load(job, lambda header: header.get("window") == window and header.get("inputs") is True)
+        if got is None:
+            return None
+        results, kept = got
+        self._kept[job] = results
+        self.reused += len(results)
+        return kept
+
+    def read_job(self, job: str, samples: pd.DataFrame | None, rows: int) -> None:
+        """The history rows the later stages read of a job that was read (``alert_samples``) and
+        its row count: what ``save`` keeps with its results for a run that need not read it."""
+        self._history[job] = (samples, rows)
 
     def sort(self, series: list[SeriesInput]) -> list[SeriesInput]:
         """The series of ``series`` to analyse: those of the jobs whose file does not hold
@@ -136,6 +203,8 @@ class ResultCache:
             else:
                 self._hits.update((r.key, r) for r in kept)
                 self.reused += len(kept)
+                if job in self._damaged or self.windows.get(job) not in (None, self._file_windows.get(job)):
+                    self._digests[job] = digest  # rewritten: the same series from another window, or damaged
         self._pending += todo
         return todo
 
@@ -145,16 +214,26 @@ class ResultCache:
         return self._pending
 
     def merge(self, inputs: Iterable[SeriesInput], analysed: list[SeriesResult]) -> list[SeriesResult]:
-        """One result per input, in order: the kept ones and, in their places, ``analysed``
-        (the results of ``pending``, in its order)."""
+        """One result per series of the window, in order: per job in ``unread``'s order, a job not
+        read has its kept results; a job read has one per input, kept ones and, in their places,
+        ``analysed`` (the results of ``pending``, in its order)."""
+        by_job: dict[str, list[SeriesInput]] = {}
+        for s in inputs:
+            by_job.setdefault(s.key.job, []).append(s)
+        order = self._order or list(by_job)
         out: list[SeriesResult | None] = []
         fresh = iter(analysed)
-        for s in inputs:
-            hit = self._hits.pop(s.key, None)
-            out.append(hit if hit is not None else next(fresh, None))
-        if any(r is None for r in out) or next(fresh, None) is not None or self._hits:
+        for job in order:
+            kept = self._kept.pop(job, None)
+            if kept is not None:
+                out += kept
+                continue
+            for s in by_job.pop(job, ()):
+                hit = self._hits.pop(s.key, None)
+                out.append(hit if hit is not None else next(fresh, None))
+        if any(r is None for r in out) or next(fresh, None) is not None or self._hits or self._kept or by_job:
             raise ValueError("analysis cache: the analysed series do not match the pending ones")
-        self._pending = []
+        self._pending, self._order = [], []
         return out  # type: ignore[return-value] - no None left
 
     def save(self, results: list[SeriesResult]) -> int:
@@ -168,10 +247,12 @@ class ResultCache:
         for job, items in by_job.items():
             digest = self._digests.get(job)
             if digest is None:
-                continue  # kept: its file stands
+                continue  # not read: its file stands
             path = job_file(self.directory, job)
+            samples, rows = self._history.get(job, (None, 0))
             try:
-                data = _encode(items, {"context": self.context, "job": job, "digest": digest, "series": len(items)})
+                data = _encode(items, {"context": self.context, "job": job, "digest": digest, "series": len(items),
+                                       "window": self.windows.get(job), "rows": rows}, samples)
                 if data is not None:
                     write_bytes_atomic(path, data)
                     written += 1
@@ -180,6 +261,8 @@ class ResultCache:
             except OSError as exc:
                 log.warning("analysis cache: %s not written (%s)", path, exc)
         self._digests.clear()
+        self._history.clear()
+        self._damaged.clear()
         keep = {job_file(self.directory, j).name for j in by_job}
         try:
             names = os.listdir(self.directory)
@@ -192,45 +275,78 @@ class ResultCache:
 
     def _read(self, job: str, digest: str, series: list[SeriesInput]) -> list[SeriesResult] | None:
         """The results of ``series`` (a job's, of inputs ``digest``) rebuilt from the job's file;
-        None when it holds none for them. The header is read first: a job whose inputs changed
-        costs it, not the file."""
+        None when it holds none for them."""
+        got = self._load(job, lambda header: header.get("digest") == digest, series)
+        return None if got is None else got[0]
+
+    def _load(self, job: str, wanted: Any, series: list[SeriesInput] | None = None
+              ) -> tuple[list[SeriesResult], KeptJob | None] | None:
+        """The job's results (for ``series``, else for the inputs the file holds) and, without
+        ``series``, its kept history; None when the file's header is not ``wanted``. The header
+        is read first: a job whose inputs changed costs it, not the file."""
         path = job_file(self.directory, job)
+        then = "analysed" if series is not None else "read"
         try:
             with open(path, "rb") as f:
                 head = f.read(len(MAGIC) + _LENGTH.size)
+                if head.startswith(_KIND) and not head.startswith(MAGIC):
+                    return None  # written by another version of pal
                 if not head.startswith(MAGIC) or len(head) < len(MAGIC) + _LENGTH.size:
                     raise ValueError("not a results file")
                 (length,) = _LENGTH.unpack_from(head, len(MAGIC))
                 header = json.loads(f.read(min(length, HEADER_MAX)))
                 if not isinstance(header, dict):
                     raise ValueError("no header")
-                if header.get("context") != self.context or header.get("job") != job or \
-                        header.get("digest") != digest:
-                    return None  # other code, test sets or inputs
+                self._file_windows[job] = header.get("window") if header.get("inputs") is True else None
+                if header.get("context") != self.context or header.get("job") != job or not wanted(header):
+                    return None  # other code, test sets, inputs or window
                 f.seek(0)
                 data = bytearray(os.fstat(f.fileno()).st_size)  # the floats' views need it writable
                 if f.readinto(data) != len(data):
                     raise ValueError("changed while read")
             records, end = _document(data, len(head) + length)
-            begin = end + (-end % 8)
-            floats = np.frombuffer(data, dtype="<f8", offset=begin, count=(len(data) - begin) // 8)
-            return _rebuild(series, records, floats)
+            sections = _Sections(data, end + (-end % 8), header)
+            floats = sections.take("floats", "<f8")
+            kept = None
+            if series is None:
+                series = _inputs(job, records, sections.take("values", "<f8"), sections.take("axes", "<i8"))
+                kept = KeptJob(_samples(sections.take("samples", "u1")), int(header["rows"]))
+            return _rebuild(series, records, floats), kept
         except FileNotFoundError:
             return None
         except (OSError, ValueError, TypeError, KeyError, IndexError, AttributeError, StopIteration, RecursionError,
-                struct.error) as exc:  # a file damaged in any way is a miss
-            log.warning("analysis cache: %s unreadable (%s): its job is analysed again", path, exc)
+                struct.error, pa.ArrowException) as exc:  # a file damaged in any way is a miss
+            log.warning("analysis cache: %s unreadable (%s): its job is %s again", path, exc, then)
+            self._damaged.add(job)  # rewritten, whatever a later look at it finds
             return None
 
 
-def _encode(results: list[SeriesResult], header: dict[str, Any]) -> bytes | None:
+class _Sections:
+    """The binary sections after the records, in order, each as long as the header says."""
+
+    def __init__(self, data: bytearray, at: int, header: dict[str, Any]):
+        self._data, self._at, self._header = data, at, header
+
+    def take(self, name: str, dtype: str) -> np.ndarray:
+        count = int(self._header[name])
+        size = np.dtype(dtype).itemsize
+        if count < 0 or self._at + count * size > len(self._data):
+            raise ValueError(f"section {name} truncated")
+        arr = np.frombuffer(self._data, dtype=dtype, offset=self._at, count=count)
+        self._at += count * size + (-(count * size) % 8)
+        return arr
+
+
+def _encode(results: list[SeriesResult], header: dict[str, Any], samples: pd.DataFrame | None = None) -> bytes | None:
     """A job's file (the magic line, the header and the records, each after its length, then the
-    floats), or None when JSON cannot hold its results exactly: a field that is not one of
-    Python's plain types (a NumPy scalar, which JSON would write as another type or refuse; a
+    binary sections), or None when JSON cannot hold its results exactly: a field that is not one
+    of Python's plain types (a NumPy scalar, which JSON would write as another type or refuse; a
     tuple, which comes back a list), an array that is not float64.
 
     The records are columns (one list per field, of every series in order), so the checks and
-    the JSON are a few C-level passes over lists, not Python code per series."""
+    the JSON are a few C-level passes over lists, not Python code per series. With ``samples``
+    (the job's history rows, ``ResultCache.read_job``) and inputs that JSON and the arrays hold
+    exactly, the inputs and those rows are kept too (``header["inputs"]``)."""
     groups = [_GROUP(g) for r in results for g in r.groups]
     changes = [_CHANGE(c) for r in results for c in r.changes]
     alertable = [_CHANGE(c) for r in results for c in r.alertable]
@@ -252,21 +368,164 @@ def _encode(results: list[SeriesResult], header: dict[str, Any]) -> bytes | None
     for fields in (records["change_fields"], records["alertable_fields"]):
         for i, column in enumerate(fields):
             if i == _EVIDENCE:  # JSON keys are strings: another key would come back one
-                if not all(type(d) is dict and _STR.issuperset(map(type, d)) and
-                           _PLAIN.issuperset(map(type, d.values())) for d in column):
+                if not _plain_dicts(column):
                     return None
             else:
                 scalars.append(column)
     if not all(_PLAIN.issuperset(map(type, column)) for column in scalars):
         return None
+    sections = [np.concatenate(arrays).astype("<f8", copy=False).tobytes() if arrays else b""]
+    inputs = _encode_inputs(results, records, samples)
+    header = {**header, "inputs": inputs is not None, "floats": sum(map(len, arrays))}
+    header.update(inputs[0] if inputs is not None else {"values": 0, "axes": 0, "samples": 0})
+    if inputs is not None:
+        sections += inputs[1]
     parts = [MAGIC]
     for doc in (header, records):
         text = json.dumps(doc, separators=(",", ":")).encode()
         parts += [_LENGTH.pack(len(text)), text]
-    parts.append(b"\0" * (-sum(map(len, parts)) % 8))
-    if arrays:
-        parts.append(np.concatenate(arrays).astype("<f8", copy=False).tobytes())
+    for section in sections:
+        parts.append(b"\0" * (-sum(map(len, parts)) % 8))
+        parts.append(section)
     return b"".join(parts)
+
+
+def _plain_dicts(column: list[Any]) -> bool:
+    """Dicts by string of plain values only (what JSON gives back as they were)."""
+    return all(type(d) is dict and _STR.issuperset(map(type, d)) and _PLAIN.issuperset(map(type, d.values()))
+               for d in column)
+
+
+def _encode_inputs(results: list[SeriesResult], records: dict[str, Any], samples: pd.DataFrame | None
+                   ) -> tuple[dict[str, int], list[bytes]] | None:
+    """The series' inputs (into ``records``: their ids, metrics, test sets, texts and axes) and the
+    sections of their arrays and of the job's history rows; None when they cannot be kept exactly
+    (``records`` then unchanged)."""
+    if samples is None or not results:
+        return None
+    history = _samples_bytes(samples)
+    if history is None:
+        return None
+    ids = [r.key.test_id for r in results]
+    metrics = [r.key.metric for r in results]
+    sets = [r.test_set for r in results]
+    attrs = [r.attrs for r in results]
+    if not all(_STR.issuperset(map(type, c)) for c in (ids, metrics, sets)) or not _plain_dicts(attrs):
+        return None
+    axes: dict[tuple[int, int], int] = {}  # the series of a job share their builds and times arrays
+    distinct: list[np.ndarray] = []
+    lengths: list[int] = []
+    which: list[int] = []
+    values: list[np.ndarray] = []
+    for r in results:
+        b, t, v, e = r.builds, r.times, r.values, r.stdevs
+        if b.dtype != np.int64 or t.dtype != np.dtype("datetime64[ns]") or v.dtype != np.float64 or \
+                e.dtype != np.float64 or not len(b) == len(t) == len(v) == len(e) or b.ndim != 1:
+            return None
+        k = (id(b), id(t))
+        if k not in axes:
+            axes[k] = len(lengths)
+            lengths.append(len(b))
+            distinct += [b, t.view(np.int64)]
+        which.append(axes[k])
+        values += [v, e]
+    records.update(ids=ids, metrics=metrics, sets=sets, attrs=attrs, axis=which, axes=lengths)
+    floats = np.concatenate(values).astype("<f8", copy=False)
+    ints = np.concatenate(distinct).astype("<i8", copy=False)
+    return {"values": len(floats), "axes": len(ints), "samples": len(history)}, \
+        [floats.tobytes(), ints.tobytes(), history]
+
+
+def _inputs(job: str, records: dict[str, Any], values: np.ndarray, axes: np.ndarray) -> list[SeriesInput]:
+    """The series inputs ``_encode_inputs`` kept, their arrays views of the file's."""
+    shared = []
+    at = 0
+    for n in records["axes"]:
+        b, t = axes[at:at + n], axes[at + n:at + 2 * n].view("datetime64[ns]")
+        b.flags.writeable = t.flags.writeable = False  # as ``split_series`` shares them
+        shared.append((b, t))
+        at += 2 * n
+    if at != len(axes):
+        raise ValueError("axes of another length")
+    out = []
+    at = 0
+    for test_id, metric, test_set, attrs, a in zip(records["ids"], records["metrics"], records["sets"],
+                                                   records["attrs"], records["axis"], strict=True):
+        b, t = shared[a]
+        n = len(b)
+        if at + 2 * n > len(values):
+            raise IndexError("values out of range")
+        out.append(SeriesInput(SeriesKey(job, test_id, metric), test_set, b, t, values[at:at + n],
+                               values[at + n:at + 2 * n], attrs))
+        at += 2 * n
+    if at != len(values):
+        raise ValueError("values of another length")
+    return out
+
+
+#: dtypes of the history rows that Arrow IPC gives back exactly (``_samples_bytes``); tags aside
+_KEPT_DTYPES = ("int64", "float64", "datetime64[ns, UTC]", "datetime64[ns]")
+#: the dtype of a categorical's texts (``dictionary_to_categorical``'s)
+_TEXT = pd.Index([], dtype="str").dtype
+
+
+def _samples_bytes(samples: pd.DataFrame) -> bytes | None:
+    """A job's history rows as Arrow IPC, or None when a column would not come back as it is:
+    categoricals of text, the kept numeric dtypes, and ``tags`` (tuples of text or None, joined
+    as the store joins them)."""
+    from pal.store.schema import TAG_SEP
+
+    columns = {}
+    for name in samples.columns:
+        col = samples[name]
+        if name == "tags":
+            joined = []
+            for tags in col.tolist():
+                if tags is None:
+                    joined.append(None)
+                elif type(tags) is tuple and all(type(t) is str and TAG_SEP not in t for t in tags) \
+                        and tags != ("",):  # ("",) would come back as ()
+                    joined.append(TAG_SEP.join(tags))
+                else:
+                    return None
+            columns[name] = pa.array(joined, pa.string()).dictionary_encode()
+        elif isinstance(col.dtype, pd.CategoricalDtype):
+            cats = col.cat.categories
+            if col.cat.ordered or cats.dtype != _TEXT or not all(type(c) is str for c in cats.tolist()):
+                return None  # (the store's categories are text: ``dictionary_to_categorical``)
+            columns[name] = pa.DictionaryArray.from_arrays(
+                pa.array(col.cat.codes.to_numpy(), mask=col.cat.codes.to_numpy() < 0),
+                pa.array(col.cat.categories.tolist(), pa.string()))
+        elif str(col.dtype) in _KEPT_DTYPES:
+            columns[name] = pa.Array.from_pandas(col)
+        else:
+            return None
+    if not isinstance(samples.index, pd.RangeIndex) or samples.index.start != 0 or samples.index.step != 1:
+        return None
+    table = pa.table(columns)
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return sink.getvalue().to_pybytes()
+
+
+def _samples(data: np.ndarray) -> pd.DataFrame:
+    """The history rows ``_samples_bytes`` wrote."""
+    from pal.history import _shared_tags
+
+    table = pa.ipc.open_stream(pa.py_buffer(data.tobytes())).read_all()
+    columns = {}
+    for name, col in zip(table.column_names, table.columns):
+        if name == "tags":
+            columns[name] = _shared_tags(col)
+        elif pa.types.is_dictionary(col.type):
+            chunk = col.combine_chunks()
+            columns[name] = pd.Categorical.from_codes(
+                chunk.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64),
+                categories=pd.Index(chunk.dictionary.to_pylist(), dtype=_TEXT), validate=True)
+        else:
+            columns[name] = col.to_pandas()
+    return pd.DataFrame(columns, index=pd.RangeIndex(table.num_rows))
 
 
 def _document(data: bytearray, at: int) -> tuple[Any, int]:
