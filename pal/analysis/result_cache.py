@@ -479,16 +479,19 @@ def _samples_bytes(samples: pd.DataFrame) -> bytes | None:
     for name in samples.columns:
         col = samples[name]
         if name == "tags":
-            joined = []
-            for tags in col.tolist():
+            rows = col.tolist()
+            texts: dict[int, str | None] = {}  # per tuple object: the rows share one per tag set
+            for tags in rows:
+                if id(tags) in texts:
+                    continue
                 if tags is None:
-                    joined.append(None)
+                    texts[id(tags)] = None
                 elif type(tags) is tuple and all(type(t) is str and TAG_SEP not in t for t in tags) \
                         and tags != ("",):  # ("",) would come back as ()
-                    joined.append(TAG_SEP.join(tags))
+                    texts[id(tags)] = TAG_SEP.join(tags)
                 else:
                     return None
-            columns[name] = pa.array(joined, pa.string()).dictionary_encode()
+            columns[name] = pa.array([texts[id(t)] for t in rows], pa.string()).dictionary_encode()
         elif isinstance(col.dtype, pd.CategoricalDtype):
             cats = col.cat.categories
             if col.cat.ordered or cats.dtype != _TEXT or not all(type(c) is str for c in cats.tolist()):
