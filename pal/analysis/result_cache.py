@@ -517,6 +517,7 @@ def _samples(data: np.ndarray) -> pd.DataFrame:
     from pal.history import _shared_tags
 
     table = pa.ipc.open_stream(pa.py_buffer(data.tobytes())).read_all()
+    table.validate(full=True)  # (a damaged file: an index past its dictionary, a length past its buffer)
     columns = {}
     for name, col in zip(table.column_names, table.columns):
         if name == "tags":
