@@ -188,6 +188,11 @@ def isolated_runs(values: np.ndarray, k_sigma: float = 4.0) -> list[int]:
     and last valid runs are never isolated (one neighbour only).
     """
     x = np.asarray(values, dtype=np.float64)
+    kernel = _kernel()
+    if kernel is not None:
+        done, found = kernel.isolated_runs(x, float(k_sigma))
+        if done:
+            return found.tolist()
     valid = np.flatnonzero(~np.isnan(x))
     if len(valid) < 3:
         return []
@@ -268,6 +273,11 @@ LATE_Z = 5.5  # a change is recent too when the mean of its level's first runs f
 def run_noise(values: np.ndarray) -> float:
     """The noise sd of single runs, robust to steps and outliers: MAD of first differences / 0.6745 / √2."""
     x = np.asarray(values, dtype=np.float64)
+    kernel = _kernel()
+    if kernel is not None:
+        done, noise = kernel.run_noise(x)
+        if done:
+            return noise
     x = x[~np.isnan(x)]
     if len(x) < 3:
         return math.nan

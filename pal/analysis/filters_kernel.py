@@ -104,3 +104,79 @@ def best_window(x, sigma, min_runs, grid):
     z, a, length = _scan_windows(_prefix(x), n, sigma, lengths, min_runs, n - lengths[0] - min_runs + 1,
                                  n - min_runs)
     return z, a, a + length
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _median_of(x):
+    """``filters._median`` of a non-empty array without NaN: the middle of its sorted copy, or the
+    mean of the two middle ones (the elements ``np.partition`` puts there)."""
+    s = np.sort(x)
+    h = len(s) // 2
+    if len(s) % 2:
+        return s[h]
+    return (s[h - 1] + s[h]) / 2.0
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _valid(x):
+    """The values of ``x`` that are not NaN, in order, and whether all of them are finite."""
+    out = np.empty(len(x))
+    n = 0
+    finite = True
+    for v in x:
+        if not math.isnan(v):
+            out[n] = v
+            n += 1
+            finite = finite and not math.isinf(v)
+    return out[:n], finite
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _noise(v):
+    """``filters.run_noise`` of valid, finite values (at least three)."""
+    d = v[1:] - v[:-1]
+    dev = np.abs(d - _median_of(d))
+    return _median_of(dev) / 0.6745 / math.sqrt(2.0)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def run_noise(x):
+    """``filters.run_noise``: (done, noise); not done where a valid value is infinite (the NumPy
+    form's NaN ordering decides there)."""
+    v, finite = _valid(x)
+    if not finite:
+        return False, math.nan
+    if len(v) < 3:
+        return True, math.nan
+    return True, _noise(v)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def isolated_runs(x, k_sigma):
+    """``filters.isolated_runs``: (done, the runs' indices); not done where a valid value is infinite."""
+    idx = np.empty(len(x), dtype=np.int64)
+    n = 0
+    for i in range(len(x)):
+        if not math.isnan(x[i]):
+            if math.isinf(x[i]):
+                return False, idx[:0]
+            idx[n] = i
+            n += 1
+    found = np.empty(max(n - 2, 0), dtype=np.int64)
+    if n < 3:
+        return True, found
+    v = np.empty(n)
+    for j in range(n):
+        v[j] = x[idx[j]]
+    sigma = _noise(v)
+    if sigma <= 0:
+        return True, found[:0]
+    limit = k_sigma * sigma
+    m = 0
+    for j in range(1, n - 1):
+        left, right = v[j] - v[j - 1], v[j] - v[j + 1]
+        same = (left > 0 and right > 0) or (left < 0 and right < 0) or (left == 0 and right == 0)
+        if same and min(abs(left), abs(right)) > limit:
+            found[m] = idx[j]
+            m += 1
+    return True, found[:m]

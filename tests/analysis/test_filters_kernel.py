@@ -75,6 +75,36 @@ def test_ties_and_nan_pick_what_argmax_picks():
     assert kernel.best_excursion(y, 1.0, 3, 10) == (0.0, -1, -1)
 
 
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_noise_and_isolated_runs_equal_the_numpy_forms(monkeypatch):
+    """``run_noise`` and ``isolated_runs`` to the bit and the type, with NaN gaps, ties (rounded
+    values), constants (no noise: nothing isolated), short series, and infinities, which the
+    kernel leaves to the NumPy forms."""
+    def both(f, *args):
+        out = []
+        for use in (True, False):
+            monkeypatch.setattr(filters, "USE_NUMBA", use)
+            out.append(f(*args))
+        return out
+
+    found = isolated = left = 0
+    for x, _, _, _ in cases(7, 3000):
+        rng = np.random.default_rng(len(x))
+        x = x.copy()
+        if len(x):
+            x[rng.random(len(x)) < 0.15] = np.nan  # gaps
+            if rng.random() < 0.3:
+                x[int(rng.integers(0, len(x)))] *= rng.choice([0.5, 2.0])  # one run off its level
+        got, ref = both(filters.run_noise, x)
+        assert type(got) is type(ref) is float and (got == ref or (math.isnan(got) and math.isnan(ref))), x
+        got, ref = both(filters.isolated_runs, x)
+        assert got == ref and all(type(i) is int for i in got), x
+        found += not math.isnan(ref := filters.run_noise(x))
+        isolated += bool(got)
+        left += bool(len(x)) and not kernel.run_noise(x)[0]  # an infinity: the NumPy form answered
+    assert found > 1500 and isolated > 300 and left > 100
+
+
 @pytest.mark.parametrize("confirm_runs", [1, 3])
 def test_alertable_changes_do_not_depend_on_the_path(monkeypatch, confirm_runs):
     det = MdlDetector()
