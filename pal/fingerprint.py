@@ -19,6 +19,7 @@ what a recomputed one would: the same files, report, exit code and summary line.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -45,8 +46,11 @@ _ENTRY_KEYS = ("job", "build", "sha256", "rows", "build_time", "start_time", "du
                "passed", "failed", "duration_s", "source_file")
 
 
+@functools.cache
 def code_digest() -> str:
-    """pal's version and a hash of its source files and page templates (an edited checkout counts)."""
+    """pal's version and a hash of its source files and page templates (an edited checkout counts).
+    Once per process: a run reads it three times (its fingerprint, the kept analyses' context and
+    their window keys), and its code does not change under it."""
     pkg = Path(pal.__file__).resolve().parent
     h = hashlib.sha256(pal.__version__.encode())
     for root in (pkg, pkg.parent / "templates"):
