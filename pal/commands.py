@@ -231,7 +231,7 @@ def cmd_analyse(args: argparse.Namespace) -> int:
     builds = window_builds(spec, store, datetime.now(timezone.utc))
     cache = ResultCache.open(results_dir(spec.out_dir), spec, single_testbed_jobs(builds, spec),
                              windows=window_keys(spec, store, builds))
-    history, inputs = window_series(spec, store, builds, report, cache.sort, cache)
+    history, inputs = window_series(spec, store, builds, report, cache=cache)
     results = analyse_series(spec, inputs, history.builds, report, cache=cache)
     _, code, _ = decide_alerts(spec, store, results, history, again=True)
     rows = summary.series_rows(results)

@@ -159,10 +159,11 @@ def window_series(spec: Spec, store: Any, builds: pd.DataFrame, report: RunRepor
     job's are read, so the run holds one job's rows at a time, not the whole window's (a year of
     12 jobs: 13 M rows). A series never spans jobs, and the jobs come in the order of one read of
     every job, so the series and rows are those of ``split_series(load_history(...).samples)``.
-    ``builds`` are the window's (``window_builds``); ``each_job`` gets each job's series as
-    they are cut (``AnalysisAhead.add``). ``cache``: a job whose window the last run read the
-    same way is not read (``ResultCache.unread``: its results and history rows are kept; it has
-    no series here), and each job read leaves its history rows with the cache (``read_job``).
+    ``builds`` are the window's (``window_builds``); ``each_job`` gets each job's series to
+    analyse as they are cut (``AnalysisAhead.add``). ``cache``: a job whose window the last run
+    read the same way is not read (``ResultCache.unread``: its results and history rows are kept;
+    it has no series here); each job read leaves its history rows with the cache (``read_job``)
+    and its series are sorted (``ResultCache.sort``): ``each_job`` gets only those to analyse.
     """
     from pal.alerts import alert_samples
     from pal.analysis.series import split_series
@@ -181,9 +182,11 @@ def window_series(spec: Spec, store: Any, builds: pd.DataFrame, report: RunRepor
         samples = read_samples(spec, store, builds[(builds["job"] == job).to_numpy(dtype=bool)])
         rows += len(samples)
         series = split_series(samples, spec)
+        inputs.extend(series)
+        if cache is not None:
+            series = cache.sort(series)  # a job whose series did not change: its last results
         if each_job is not None:
             each_job(series)
-        inputs.extend(series)
         kept.append(alert_samples(samples))
         if cache is not None:
             cache.read_job(job, kept[-1], len(samples))
@@ -330,13 +333,7 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
             ahead = None
             if pool is not None and not on_executor:  # its worker analyses while the next jobs are read
                 ahead = AnalysisAhead(pool, spec, single)
-
-            def each_job(series: list[SeriesInput]) -> None:
-                todo = cache.sort(series)  # a job whose series did not change: its last results
-                if ahead is not None:
-                    ahead.add(todo)
-
-            history, inputs = window_series(spec, store, builds, report, each_job, cache)
+            history, inputs = window_series(spec, store, builds, report, ahead.add if ahead else None, cache)
             _check_upstream(options.upstream, history, report)
             freeze_alive()
             results = analyse_series(spec, inputs, history.builds, report, executor if on_executor else None, ahead,
