@@ -119,16 +119,16 @@ def _median_of(x):
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def _valid(x):
-    """The values of ``x`` that are not NaN, in order, and whether all of them are finite."""
-    out = np.empty(len(x))
+    """Where ``x`` is not NaN, in order, and whether all those values are finite."""
+    idx = np.empty(len(x), dtype=np.int64)
     n = 0
     finite = True
-    for v in x:
-        if not math.isnan(v):
-            out[n] = v
+    for i in range(len(x)):
+        if not math.isnan(x[i]):
+            idx[n] = i
             n += 1
-            finite = finite and not math.isinf(v)
-    return out[:n], finite
+            finite = finite and not math.isinf(x[i])
+    return idx[:n], finite
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -143,31 +143,25 @@ def _noise(v):
 def run_noise(x):
     """``filters.run_noise``: (done, noise); not done where a valid value is infinite (the NumPy
     form's NaN ordering decides there)."""
-    v, finite = _valid(x)
+    idx, finite = _valid(x)
     if not finite:
         return False, math.nan
-    if len(v) < 3:
+    if len(idx) < 3:
         return True, math.nan
-    return True, _noise(v)
+    return True, _noise(x[idx])
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def isolated_runs(x, k_sigma):
     """``filters.isolated_runs``: (done, the runs' indices); not done where a valid value is infinite."""
-    idx = np.empty(len(x), dtype=np.int64)
-    n = 0
-    for i in range(len(x)):
-        if not math.isnan(x[i]):
-            if math.isinf(x[i]):
-                return False, idx[:0]
-            idx[n] = i
-            n += 1
+    idx, finite = _valid(x)
+    n = len(idx)
     found = np.empty(max(n - 2, 0), dtype=np.int64)
+    if not finite:
+        return False, found
     if n < 3:
         return True, found
-    v = np.empty(n)
-    for j in range(n):
-        v[j] = x[idx[j]]
+    v = x[idx]
     sigma = _noise(v)
     if sigma <= 0:
         return True, found[:0]
