@@ -156,21 +156,15 @@ def hide(history: Path, hidden: Path, count: int = 1) -> None:
         d.rename(target)
 
 
-def reveal(history: Path, hidden: Path, oldest_only: bool = False) -> None:
-    """Move the hidden builds back; ``oldest_only``: the oldest hidden build of each job."""
+def reveal(history: Path, hidden: Path, oldest_only: bool = False, job: str | None = None) -> None:
+    """Move the hidden builds back; ``oldest_only``: the oldest hidden build of each job; ``job``:
+    that job's only (a PT job's completion: one job's new build)."""
     if not hidden.exists():
         return
-    for job in sorted(p for p in hidden.iterdir() if p.is_dir()):
-        dirs = sorted((d for d in job.iterdir() if d.name.isdigit()), key=lambda d: int(d.name))
+    for path in sorted(p for p in hidden.iterdir() if p.is_dir() and job in (None, p.name)):
+        dirs = sorted((d for d in path.iterdir() if d.name.isdigit()), key=lambda d: int(d.name))
         for d in dirs[:1] if oldest_only else dirs:
-            d.rename(history / job.name / d.name)
-
-
-def reveal_job(history: Path, hidden: Path, job: str) -> None:
-    """Move the hidden builds of ``job`` back (a PT job's completion: one job's new build)."""
-    for d in sorted((hidden / job).iterdir() if (hidden / job).is_dir() else (), key=lambda d: d.name):
-        if d.name.isdigit():
-            d.rename(history / job / d.name)
+            d.rename(history / path.name / d.name)
 
 
 def warm_kernels(code: Path | None, data: Path, label: str) -> None:
@@ -406,7 +400,7 @@ def sequence(code: Path | None, spec: Path, aged: Path, out: Path, history: Path
         # one PT job's completion: its new build only, on a copy of this state (hard links kept)
         one = out.with_name(out.name + "-one-job")
         subprocess.run(["cp", "-a", str(out), str(one)], check=True)
-        reveal_job(history, hidden, PIPELINE_BENCH_JOBS[0])
+        reveal(history, hidden, job=PIPELINE_BENCH_JOBS[0])
         print(f"[{label}] incremental run of one job (one new build of {PIPELINE_BENCH_JOBS[0]}) ...", flush=True)
         a_day_later(one)
         runs["incremental, one job"] = pal_run(code, spec, one, workers, logs / f"{label}-incremental-one-job.log")

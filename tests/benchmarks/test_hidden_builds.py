@@ -1,4 +1,4 @@
-from benchmarks.bench_pipeline import hide, newest, reveal, reveal_job
+from benchmarks.bench_pipeline import hide, newest, reveal
 
 
 def test_two_newest_builds_are_hidden_then_revealed_one_per_run(tmp_path):
@@ -36,9 +36,9 @@ def test_one_job_revealed_as_its_pt_run_ends(tmp_path):
             (history / job / str(b)).mkdir(parents=True)
     hide(history, hidden, 2)
     reveal(history, hidden, oldest_only=True)
-    reveal_job(history, hidden, "job-a")
+    reveal(history, hidden, job="job-a")
     assert sorted(int(b.name) for b in (history / "job-a").iterdir()) == [1, 2, 9, 10]
     assert sorted(int(b.name) for b in (history / "job-b").iterdir()) == [5, 7]
-    reveal_job(history, hidden, "job-c")  # a job with nothing hidden: nothing moves
+    reveal(history, hidden, job="job-c")  # a job with nothing hidden: nothing moves
     reveal(history, hidden)
     assert sorted(int(b.name) for b in (history / "job-b").iterdir()) == [5, 7, 30]
