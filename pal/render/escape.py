@@ -39,8 +39,13 @@ def js_json(obj: Any) -> str:
     NaN is not JSON: callers convert it to None first (``allow_nan=False`` catches a miss).
     Keys are sorted so reruns are byte-identical.
     """
-    if type(obj) is str and len(obj) <= _SHORT:
+    kind = type(obj)
+    if kind is str and len(obj) <= _SHORT:
         return _short_json(obj)
+    if kind is bool or obj is None:  # a drill-down's payload has a flag and, mostly, no anomalies
+        return "true" if obj is True else "false" if obj is False else "null"
+    if kind is list and not obj:
+        return "[]"
     return _JSON.encode(obj).translate(_JS_UNSAFE)
 
 
@@ -159,8 +164,16 @@ def js_assign_all(namespace: str, items: Iterable[tuple[str, str]]) -> str:
 
 
 def xml_text(text: str) -> str:
-    """Text for an SVG/XML text node or attribute value."""
-    return str(text).translate(_XML)
+    """Text for an SVG/XML text node or attribute value, in ASCII: other characters as numeric
+    references (valid in XML and HTML alike).
+
+    A page whose every character is ASCII is a one-byte string in CPython all along its making
+    (templates, SVG, JSON): joining its parts and encoding it to UTF-8 are copies. One character
+    beyond ASCII (a legend's "±") makes the whole page wider and its encoding a per-character
+    loop: 50 us of a drill-down's 600 (see docs/scaling.md). The templates write theirs as
+    references for that reason."""
+    escaped = str(text).translate(_XML)
+    return escaped if escaped.isascii() else escaped.encode("ascii", "xmlcharrefreplace").decode("ascii")
 
 
 def csv_cell(text: str | None) -> str:

@@ -18,7 +18,7 @@ from pal.analysis.bands import rolling_bands
 from pal.analysis.tma import DEFAULTS as TMA_DEFAULTS
 from pal.model import SeriesResult
 from pal.render import svg
-from pal.render.escape import Floats, Json, floats_or_none
+from pal.render.escape import Floats, Json, floats_or_none, js_json
 from pal.render.naming import Scale, job_label, scale_for, short_name
 
 
@@ -33,6 +33,10 @@ def rolling_params() -> dict[str, float | int]:
     (``rolling`` in a drill-down's payload): ``rolling_bands``' window, min history and sigma."""
     return {"window": BAND_WINDOW, "min_history": int(TMA_DEFAULTS["min_history"]),
             "sigma": float(TMA_DEFAULTS["sigma"])}
+
+
+#: ``rolling_params`` as JSON text, for the payloads ``js_encode`` writes (one per drill-down)
+_ROLLING_JSON = Json(js_json(rolling_params()))
 
 
 def own_bands(result: SeriesResult) -> dict[str, np.ndarray]:
@@ -153,7 +157,7 @@ def _bands_payload(result: SeriesResult, floats) -> dict:
     out: dict = {}
     own = own_bands(result)
     if len(result.values) and len(own) < len(DRAWN_BANDS):  # as drawn_bands: some rolling band is drawn
-        out["rolling"] = rolling_params()
+        out["rolling"] = _ROLLING_JSON if floats is Floats else rolling_params()
     if own:
         sc = scale_for(result)
         out["bands"] = {k: _shown(v, sc, floats) for k, v in sorted(own.items())}

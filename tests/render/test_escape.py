@@ -1,5 +1,7 @@
 import json
+from xml.etree import ElementTree
 
+import pytest
 from hypothesis import given, strategies as st
 
 from pal.render.escape import csv_cell, floats_or_none, js_assign, js_json, xml_text
@@ -25,6 +27,13 @@ def test_js_json_round_trips_any_value(value):
     assert not set(text) & {"<", ">", "&", "\u2028", "\u2029"}
 
 
+@pytest.mark.parametrize("value", [True, False, None, [], 0, -3, 2**70, "", "x", [True, None], {"b": False, "a": []}])
+def test_js_json_writes_what_json_writes(value):
+    """The scalars and the empty list (a drill-down's flag and anomalies) are written without the
+    encoder: the text must be the encoder's (``json.loads`` alone would take 1 for true)."""
+    assert js_json(value) == json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
 def test_js_assign_sets_a_key_of_a_global_namespace():
     body = js_assign("series", "a<b", {"y": [1.5, None]})
     assert body.endswith('PAL.series["a\\u003cb"]={"y":[1.5,null]};\n')
@@ -42,6 +51,15 @@ def test_csv_cell_neutralises_formulas_only_at_the_start():
 
 def test_xml_text_escapes_markup_and_quotes():
     assert xml_text('<a href="x">&\'') == "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
+
+
+def test_xml_text_is_ascii_and_an_xml_parser_reads_the_text_back():
+    text = "TMA ± 3·TMSD <µs> \U0001d6d4"  # the last beyond the BMP
+    out = xml_text(text)
+    assert out == "TMA &#177; 3&#183;TMSD &lt;&#181;s&gt; &#120532;"
+    assert out.isascii()
+    assert ElementTree.fromstring(f"<t a='{out}'>{out}</t>").text == text
+    assert ElementTree.fromstring(f"<t a='{out}'>{out}</t>").get("a") == text
 
 
 def test_floats_or_none_keeps_missing_as_null_never_zero():

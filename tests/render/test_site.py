@@ -6,6 +6,7 @@ import os
 import re
 import subprocess
 import time
+from html import unescape
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -148,13 +149,27 @@ def test_drill_down_shows_evidence_with_build_links(site):
     assert a.first_bad_build == 130 and a.last_good_build == 129
     assert '<a href="https://jenkins.example/job/csit-vpp-perf-mrr-daily-master-2n-icx/130">mrr-daily-build-130</a>' in html
     assert '<a href="https://jenkins.example/job/csit-vpp-perf-mrr-daily-master-2n-icx/129">mrr-daily-build-129</a>' in html
-    assert f"{a.before / 1e6:.2f} ± {a.before_stdev / 1e6:.2f}" in html
+    assert f"{a.before / 1e6:.2f} &#177; {a.before_stdev / 1e6:.2f}" in html  # "±": pages are ASCII
     assert f"{a.change * 100:.2f}" in html
     assert "acknowledged: known &lt;script&gt;" in html  # the acked alert and its snippet
     ndr = (root / "s" / f"{results[3].key.slug()}.html").read_text("utf-8")
-    assert "TMA ± 3·TMSD" in ndr
+    assert "TMA &#177; 3&#183;TMSD" in ndr and unescape(ndr).count("TMA ± 3·TMSD") == 2  # caption, SVG legend
     lat = (root / "s" / f"{results[4].key.slug()}.html").read_text("utf-8")
     assert "(lower is better)" in lat
+
+
+def test_pages_of_ascii_series_are_ascii(site):
+    """The templates and the SVG write their typography as references: a drill-down of a series
+    whose names and units are ASCII is ASCII all along, which makes joining and encoding it copies
+    (xml_text). The latency page's unit is "µs": that one page holds it."""
+    root, results, _ = site
+    pages = {p.name: p.read_bytes() for d in ("s", "g") for p in (root / d).iterdir() if p.suffix == ".html"}
+    pages["index.html"] = (root / "index.html").read_bytes()
+    latency = f"{results[4].key.slug()}.html"
+    wide = sorted(name for name, body in pages.items() if not body.isascii())
+    assert latency in wide and f"{results[0].key.slug()}.html" not in wide
+    assert all("µ".encode() in pages[name] for name in wide)  # only the unit, nowhere else
+    assert len(pages) - len(wide) >= 4
 
 
 def test_failure_message_is_on_the_drill_down(site):
@@ -561,7 +576,7 @@ def test_alert_tables_show_suspect_bisect_trigger_and_a_multi_line_ack_snippet(s
         assert "<td>50.00</td>" in latency
     mrr = _alert_rows(index)["R-1"]
     assert '<span class="suspect infrastructure">infrastructure</span> same VPP 22.02-rc0~130, testbed tb-1 -&gt; tb-0' \
-        in mrr and "<td>—</td>" in mrr  # no bisect for an infrastructure change
+        in mrr and "<td>&#8212;</td>" in mrr  # no bisect for an infrastructure change
     assert "acknowledged: known &lt;script&gt;" in mrr and "<pre" not in mrr
 
 
