@@ -287,6 +287,10 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
                     if pool is not None:  # forked by the forkserver, which ends after its pool
                         at_end.callback(stop_forkserver)
                         at_end.callback(pool.shutdown, cancel_futures=True)
+                        if not on_executor:  # it analyses ahead: its kernels load now, not when the
+                            from pal.analysis.series import warm_up  # window's first job is cut
+
+                            pool.submit(warm_up, spec)
 
             on_executor = workers >= ANALYSE_MIN_WORKERS or (kind == "dask" and bool(scheduler))
 
@@ -338,7 +342,6 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
             freeze_alive()
             results = analyse_series(spec, inputs, history.builds, report, executor if on_executor else None, ahead,
                                      cache)
-            cache.save(results)
             if ahead is not None:
                 report.count("series.analysed_by_render_worker", ahead.by_worker)
                 if ahead.broken:
@@ -364,6 +367,10 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
         def alert_outputs() -> None:  # while the render's pool draws drill-downs (render_site)
             paths = write_alert_outputs(out_dir, alerts, results, history.builds, history.samples, spec, report,
                                         pool=pool)
+            # the analyses kept for the next run: here, not where the analysis ends, where the
+            # render's worker waited for it (0.4 s of a daily run); a run killed before has none
+            # kept and the next analyses its jobs again
+            cache.save(results)
             release_memory()  # the exports' frames
             new_regressions = sum(1 for a in alerts if a.kind == "regression" and a.status == "new")
             steps.done(f"{len(alerts)} alerts ({new_regressions} new regressions), {len(paths)} files")

@@ -760,9 +760,11 @@ def _data_until(results: list[SeriesResult], builds: pd.DataFrame, generated_at:
     if builds is not None and not builds.empty and "build_time" in builds.columns:
         stamps.append(pd.to_datetime(builds["build_time"], utc=True).max())
     newest = None  # the newest of the series' (UTC, naive) newest times, one Timestamp at the end
+    seen: set[int] = set()  # the series of a job share their times array (split_series): once each
     for r in results:
-        if len(r.times) == 0:
+        if len(r.times) == 0 or id(r.times) in seen:
             continue
+        seen.add(id(r.times))
         if getattr(r.times, "dtype", None) == np.dtype("datetime64[ns]"):
             m = r.times.max()  # NaT when the series has one: such a series is left out, as below
             if not np.isnat(m) and (newest is None or m > newest):
