@@ -287,10 +287,6 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
                     if pool is not None:  # forked by the forkserver, which ends after its pool
                         at_end.callback(stop_forkserver)
                         at_end.callback(pool.shutdown, cancel_futures=True)
-                        if not on_executor:  # it analyses ahead: its kernels load now, not when the
-                            from pal.analysis.series import warm_up  # window's first job is cut
-
-                            pool.submit(warm_up, spec)
 
             on_executor = workers >= ANALYSE_MIN_WORKERS or (kind == "dask" and bool(scheduler))
 

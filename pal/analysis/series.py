@@ -72,7 +72,7 @@ def assign_test_sets(samples: pd.DataFrame, spec: Spec) -> pd.Series:
         metric_ok = np.isin(metric_uniq, list(ts.metrics))
         sel = ts.select.compiled()
         cand = _pick(job_ok, job_codes) & _pick(metric_ok, metric_codes) & (chosen == 0)
-        wanted = np.unique(inverse[cand])
+        wanted = np.flatnonzero(np.bincount(inverse[cand], minlength=len(pair_codes)))  # the pairs, sorted: no sort
         ok = np.zeros(len(pair_codes), dtype=bool)
         for k in wanted.tolist():
             row = first_row[k]
