@@ -112,13 +112,13 @@ def _read_window(store: Any, jobs: list[str], builds: pd.DataFrame, trials: bool
     for col in columns:
         if col in STRING_COLUMNS:
             samples[col] = dictionary_to_categorical(table[col])
-    samples["tags"] = _shared_tags(table["tags"])
+    samples["tags"] = shared_tags(table["tags"])
     del table
     release_memory()  # the read's buffers, or the whole run would carry the read's peak
     return samples[columns]
 
 
-def _shared_tags(tags: Any) -> np.ndarray:
+def shared_tags(tags: Any) -> np.ndarray:
     """Joined tag sets (``Store.table(dictionary=True)``'s ``tags``, chunks sharing one dictionary)
     as an object array of tuples, one tuple object per distinct tag set."""
     from pal.store.schema import TAG_SEP

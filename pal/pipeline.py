@@ -364,8 +364,8 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
             paths = write_alert_outputs(out_dir, alerts, results, history.builds, history.samples, spec, report,
                                         pool=pool)
             # the analyses kept for the next run: here, not where the analysis ends, where the
-            # render's worker waited for it (0.4 s of a daily run); a run killed before has none
-            # kept and the next analyses its jobs again
+            # render's worker waited for it (0.4 s of a daily run); a run killed before leaves the
+            # last run's files, whose keys no longer match, and the next analyses those jobs again
             cache.save(results)
             release_memory()  # the exports' frames
             new_regressions = sum(1 for a in alerts if a.kind == "regression" and a.status == "new")

@@ -496,9 +496,9 @@ def _samples_bytes(samples: pd.DataFrame) -> bytes | None:
             cats = col.cat.categories
             if col.cat.ordered or cats.dtype != _TEXT or not all(type(c) is str for c in cats.tolist()):
                 return None  # (the store's categories are text: ``dictionary_to_categorical``)
-            columns[name] = pa.DictionaryArray.from_arrays(
-                pa.array(col.cat.codes.to_numpy(), mask=col.cat.codes.to_numpy() < 0),
-                pa.array(col.cat.categories.tolist(), pa.string()))
+            codes = col.cat.codes.to_numpy()
+            columns[name] = pa.DictionaryArray.from_arrays(pa.array(codes, mask=codes < 0),
+                                                           pa.array(cats.tolist(), pa.string()))
         elif str(col.dtype) in _KEPT_DTYPES:
             columns[name] = pa.Array.from_pandas(col)
         else:
@@ -514,14 +514,14 @@ def _samples_bytes(samples: pd.DataFrame) -> bytes | None:
 
 def _samples(data: np.ndarray) -> pd.DataFrame:
     """The history rows ``_samples_bytes`` wrote."""
-    from pal.history import _shared_tags
+    from pal.history import shared_tags
 
     table = pa.ipc.open_stream(pa.py_buffer(data.tobytes())).read_all()
     table.validate(full=True)  # (a damaged file: an index past its dictionary, a length past its buffer)
     columns = {}
     for name, col in zip(table.column_names, table.columns):
         if name == "tags":
-            columns[name] = _shared_tags(col)
+            columns[name] = shared_tags(col)
         elif pa.types.is_dictionary(col.type):
             chunk = col.combine_chunks()
             columns[name] = pd.Categorical.from_codes(

@@ -15,7 +15,7 @@ import pytest
 
 from pal.analysis.result_cache import MAGIC, KeptJob, ResultCache, _samples, _samples_bytes, job_file
 from pal.analysis.series import SeriesInput, analyse_all
-from pal.history import _shared_tags
+from pal.history import shared_tags
 from pal.model import SeriesResult
 from pal.spec import Spec
 from pal.store.schema import TAG_SEP, dictionary_to_categorical
@@ -43,7 +43,7 @@ def history_rows(job: str, n: int = 12) -> pd.DataFrame:
         "test_id": dictionary_to_categorical(table["test_id"]),
         "value": np.where(np.arange(2 * n) % 5 == 0, np.nan, np.linspace(1e6, 2e6, 2 * n)),
         "status": dictionary_to_categorical(table["status"]),
-        "tags": _shared_tags(table["tags"]),
+        "tags": shared_tags(table["tags"]),
     })
     frame.loc[4, "build_time"] = pd.NaT  # (an even row: kept by the filter below)
     return frame[np.arange(2 * n) % 2 == 0].reset_index(drop=True)
