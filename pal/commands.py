@@ -218,7 +218,7 @@ def cmd_analyse(args: argparse.Namespace) -> int:
     from datetime import datetime, timezone
 
     from pal import summary
-    from pal.analysis.result_cache import ResultCache, results_dir, window_keys
+    from pal.analysis.result_cache import ResultCache, results_dir, window_inputs
     from pal.analysis.series import single_testbed_jobs
     from pal.history import window_builds
     from pal.pipeline import analyse_series, decide_alerts, window_series
@@ -229,8 +229,9 @@ def cmd_analyse(args: argparse.Namespace) -> int:
     report = RunReport()
     store = Store(spec.store_dir)
     builds = window_builds(spec, store, datetime.now(timezone.utc))
-    cache = ResultCache.open(results_dir(spec.out_dir), spec, single_testbed_jobs(builds, spec),
-                             windows=window_keys(spec, store, builds))
+    windows, slides = window_inputs(spec, store, builds)
+    cache = ResultCache.open(results_dir(spec.out_dir), spec, single_testbed_jobs(builds, spec), windows=windows,
+                             slides=slides)
     history, inputs = window_series(spec, store, builds, report, cache=cache)
     results = analyse_series(spec, inputs, history.builds, report, cache=cache)
     _, code, _ = decide_alerts(spec, store, results, history, again=True)

@@ -118,6 +118,22 @@ def _read_window(store: Any, jobs: list[str], builds: pd.DataFrame, trials: bool
     return samples[columns]
 
 
+def used_categories(samples: pd.DataFrame) -> pd.DataFrame:
+    """``samples`` with each categorical column's categories cut to the values its rows use (sorted,
+    as the store's read gives them): rows kept of a larger read (``alert_samples``) and the same
+    rows slid from the last run's (``pal.window.slide``) then have the same categories."""
+    out = samples
+    for col in samples.columns:
+        column = samples[col]
+        if isinstance(column.dtype, pd.CategoricalDtype):
+            trimmed = column.cat.remove_unused_categories()
+            if len(trimmed.cat.categories) != len(column.cat.categories):
+                if out is samples:
+                    out = samples.copy(deep=False)
+                out[col] = trimmed
+    return out
+
+
 def shared_tags(tags: Any) -> np.ndarray:
     """Joined tag sets (``Store.table(dictionary=True)``'s ``tags``, chunks sharing one dictionary)
     as an object array of tuples, one tuple object per distinct tag set."""

@@ -164,14 +164,15 @@ def window_series(spec: Spec, store: Any, builds: pd.DataFrame, report: RunRepor
     read the same way is not read (``ResultCache.unread``: its results and history rows are kept;
     it has no series here); each job read leaves its history rows with the cache (``read_job``)
     and its series are sorted (``ResultCache.sort``): ``each_job`` gets only those to analyse.
+    A job whose window moved by a few builds is slid from the last run's (``ResultCache.moved``,
+    ``pal.window.slide``): only the new builds' rows are read.
     """
-    from pal.alerts import alert_samples
-    from pal.analysis.series import split_series
     from pal.history import History, concat_samples, read_samples, window_jobs
+    from pal.window import JobWindow, read_window, slide
 
     inputs: list[SeriesInput] = []
     kept: list[pd.DataFrame] = []
-    rows = unread_jobs = 0
+    rows = unread_jobs = slid_jobs = 0
     for job in window_jobs(builds):
         unread = cache.unread(job) if cache is not None else None
         if unread is not None:  # the job's window as the last run read it
@@ -179,24 +180,38 @@ def window_series(spec: Spec, store: Any, builds: pd.DataFrame, report: RunRepor
             rows += unread.rows
             kept.append(unread.samples)
             continue
-        samples = read_samples(spec, store, builds[(builds["job"] == job).to_numpy(dtype=bool)])
-        rows += len(samples)
-        series = split_series(samples, spec)
+        of_job = builds[(builds["job"] == job).to_numpy(dtype=bool)]
+        entries = cache.slides.builds.get(job, {}) if cache is not None and cache.slides is not None else {}
+        moved = cache.moved(job) if cache is not None else None
+        window: JobWindow | None = None
+        if moved is not None:  # the last run's window, the builds that left it dropped, the new ones read
+            last, steps = moved
+            added = of_job[of_job["build"].isin(steps.added).to_numpy(dtype=bool)]
+            window = slide(last, steps, read_samples(spec, store, added) if len(added) else None, spec,
+                           entries)
+            slid_jobs += window is not None
+            del last, moved
+        if window is None:
+            window = read_window(read_samples(spec, store, of_job), spec, entries)
+        rows += window.rows
+        series = window.series
         inputs.extend(series)
         if cache is not None:
             series = cache.sort(series)  # a job whose series did not change: its last results
         if each_job is not None:
             each_job(series)
-        kept.append(alert_samples(samples))
+        kept.append(window.samples)
         if cache is not None:
-            cache.read_job(job, kept[-1], len(samples))
-        del samples
+            cache.read_job(job, window.samples, window.rows, window)
+        del window
         release_memory()  # this job's rows, before the next job's are read
     samples = concat_samples(kept) if kept else read_samples(spec, store, builds)
     report.count("history.builds", len(builds))
     report.count("history.samples", rows)
     if unread_jobs:
         report.count("history.jobs_unread", unread_jobs)
+    if slid_jobs:
+        report.count("history.jobs_slid", slid_jobs)
     return History(samples, builds), inputs
 
 
@@ -319,7 +334,7 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
             at_ingest = report.to_dict()
             from pal.alerts import write_alert_outputs
             from pal.alerts.build import remembered
-            from pal.analysis.result_cache import ResultCache, results_dir, window_keys
+            from pal.analysis.result_cache import ResultCache, results_dir, window_inputs
             from pal.analysis.series import AnalysisAhead, single_testbed_jobs
             from pal.history import window_builds
             from pal.render import page_digests, render_site
@@ -328,8 +343,9 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
             builds = window_builds(spec, store, now)
             start_render_pool(len(old_digests))  # (nothing parsed) the window's read holds one job: room for it
             single = single_testbed_jobs(builds, spec)
-            cache = ResultCache.open(results_dir(out_dir), spec, single, reuse=not options.full,
-                                     windows=window_keys(spec, store, builds))
+            windows, slides = window_inputs(spec, store, builds)
+            cache = ResultCache.open(results_dir(out_dir), spec, single, reuse=not options.full, windows=windows,
+                                     slides=slides)
             ahead = None
             if pool is not None and not on_executor:  # its worker analyses while the next jobs are read
                 ahead = AnalysisAhead(pool, spec, single)

@@ -43,7 +43,10 @@ def alert_samples(samples: pd.DataFrame | None) -> pd.DataFrame | None:
 
     The alert decision, every alert output and the site are the same from these as from the
     whole table; the run keeps these once the series are cut, so the window's samples (a
-    million rows at CSIT scale) are not held through the analysis and what follows."""
+    million rows at CSIT scale) are not held through the analysis and what follows. Their
+    categories are the values they use (``history.used_categories``)."""
+    from pal.history import used_categories
+
     if samples is None or samples.empty or not {"job", "build"} <= set(samples.columns):
         return samples
     keep = ~samples.duplicated(["job", "build"], keep="last").to_numpy()
@@ -52,7 +55,7 @@ def alert_samples(samples: pd.DataFrame | None) -> pd.DataFrame | None:
     builds = samples["build"].to_numpy()
     newest = samples.groupby("job", observed=True)["build"].transform("max").to_numpy()
     keep |= builds == newest
-    return samples[keep].reset_index(drop=True)
+    return used_categories(samples[keep].reset_index(drop=True))
 
 
 def write_alert_outputs(out_dir: Path, alerts: list[Alert], results: list[SeriesResult], builds: pd.DataFrame,

@@ -54,6 +54,7 @@ from pal.analysis.series import SeriesInput
 from pal.atomic import is_temp, write_bytes_atomic
 from pal.model import Change, Compliance, SeriesKey, SeriesResult, TrendGroup
 from pal.spec import Spec
+from pal.window import JobWindow, Plan, Slides, plan
 
 log = logging.getLogger("pal")
 
@@ -110,18 +111,28 @@ def job_file(directory: Path, job: str) -> Path:
 def window_keys(spec: Spec, store: Any, builds: pd.DataFrame) -> dict[str, str]:
     """Per job of ``builds`` (the window's, ``window_builds``): the digest of what its series and
     history rows are read from. Empty when a test set's detector reads trials (not kept)."""
+    return window_inputs(spec, store, builds)[0]
+
+
+def window_inputs(spec: Spec, store: Any, builds: pd.DataFrame) -> tuple[dict[str, str], Slides | None]:
+    """``window_keys`` and what a job's window is slid against (``pal.window.Slides``: the same
+    manifest entries, build by build, placement aside); ({}, None) when trials are read."""
     from pal.fingerprint import code_digest, file_digest
     from pal.history import needs_trials
+    from pal.window import entry_digest
 
     if builds.empty or needs_trials(spec):
-        return {}
+        return {}, None
     base = json.dumps([MAGIC.decode(), code_digest(), repr(spec), file_digest(spec.resolve(spec.rename_file))])
     by_job: dict[str, list[dict[str, Any]]] = {}
     keys = zip(builds["job"].astype(str), builds["build"].astype(np.int64).tolist())
     for entry in store.manifest_entries(keys):
         by_job.setdefault(str(entry["job"]), []).append(entry)
-    return {job: hashlib.sha256((base + json.dumps(entries, sort_keys=True, default=str)).encode()).hexdigest()
-            for job, entries in by_job.items()}
+    windows = {job: hashlib.sha256((base + json.dumps(entries, sort_keys=True, default=str)).encode()).hexdigest()
+               for job, entries in by_job.items()}
+    slides = Slides(hashlib.sha256(base.encode()).hexdigest(),
+                    {job: {int(e["build"]): entry_digest(e) for e in entries} for job, entries in by_job.items()})
+    return windows, slides
 
 
 @dataclass(frozen=True)
@@ -150,22 +161,24 @@ class ResultCache:
     single_testbed: set[str]
     reuse: bool = True
     windows: dict[str, str] = field(default_factory=dict)  # job -> window key (``window_keys``)
+    slides: Slides | None = None  # the window's builds, to slide a job's last window (``moved``)
     reused: int = 0
     _digests: dict[str, str] = field(default_factory=dict)  # job -> digest of the jobs read
     _hits: dict[SeriesKey, SeriesResult] = field(default_factory=dict)
     _pending: list[SeriesInput] = field(default_factory=list)
     _order: list[str] = field(default_factory=list)  # the jobs ``unread`` was asked for, in order
     _kept: dict[str, list[SeriesResult]] = field(default_factory=dict)  # results of the jobs not read
-    _history: dict[str, tuple[pd.DataFrame | None, int]] = field(default_factory=dict)  # of the jobs read
+    _history: dict[str, JobWindow] = field(default_factory=dict)  # of the jobs read (its series aside)
     _file_windows: dict[str, str | None] = field(default_factory=dict)  # the window key a job's file keeps
     _damaged: set[str] = field(default_factory=set)  # jobs whose file could not be read whole
 
     @classmethod
     def open(cls, directory: Path, spec: Spec, single_testbed: set[str], reuse: bool = True,
-             windows: dict[str, str] | None = None) -> ResultCache:
+             windows: dict[str, str] | None = None, slides: Slides | None = None) -> ResultCache:
         """The cache under ``directory`` for ``spec``'s test sets and this pal; ``windows``: the
-        window keys of this run's jobs (``window_keys``), none when the jobs are always read."""
-        return cls(Path(directory), cache_context(spec), set(single_testbed), reuse, dict(windows or {}))
+        window keys of this run's jobs (``window_keys``), none when the jobs are always read;
+        ``slides``: their builds (``window_inputs``), none when a moved window is read whole."""
+        return cls(Path(directory), cache_context(spec), set(single_testbed), reuse, dict(windows or {}), slides)
 
     def unread(self, job: str) -> KeptJob | None:
         """The history of ``job`` when its file was written for the same window (its results are
@@ -182,10 +195,39 @@ class ResultCache:
         self.reused += len(results)
         return kept
 
-    def read_job(self, job: str, samples: pd.DataFrame | None, rows: int) -> None:
+    def moved(self, job: str) -> tuple[JobWindow, Plan] | None:
+        """The window the last run read of ``job`` (its series inputs, history rows, rows and
+        builds) and how this run's differs (``pal.window.plan``), when it can be slid to this
+        run's (``pal.window.slide``); None when the job is to be read whole. Call after
+        ``unread`` gave None."""
+        now = self.slides.builds.get(job) if self.slides is not None and self.reuse else None
+        if now is None:
+            return None
+        found: list[tuple[dict[int, tuple[str, int]], Plan]] = []
+
+        def wanted(header: dict[str, Any]) -> bool:
+            if header.get("inputs") is not True or header.get("uniform") is not True or \
+                    header.get("base") != self.slides.base:  # type: ignore[union-attr] - checked above
+                return False
+            kept = {int(b): (str(d), int(r)) for b, d, r in header.get("builds") or ()}
+            steps = plan(kept, now)
+            if steps is not None:
+                found.append((kept, steps))
+            return steps is not None
+
+        got = self._load(job, wanted, results=False)
+        if got is None or got[1] is None:
+            return None
+        inputs, kept_rows = got
+        kept, steps = found[-1]
+        return JobWindow(inputs, kept_rows.samples, kept_rows.rows, kept, True), steps
+
+    def read_job(self, job: str, samples: pd.DataFrame | None, rows: int,
+                 window: JobWindow | None = None) -> None:
         """The history rows the later stages read of a job that was read (``alert_samples``) and
-        its row count: what ``save`` keeps with its results for a run that need not read it."""
-        self._history[job] = (samples, rows)
+        its row count: what ``save`` keeps with its results for a run that need not read it;
+        ``window``: the job's window they are of (its builds, for the next run's ``moved``)."""
+        self._history[job] = window if window is not None else JobWindow([], samples, rows, {}, False)
 
     def sort(self, series: list[SeriesInput]) -> list[SeriesInput]:
         """The series of ``series`` to analyse: those of the jobs whose file does not hold
@@ -249,10 +291,15 @@ class ResultCache:
             if digest is None:
                 continue  # not read: its file stands
             path = job_file(self.directory, job)
-            samples, rows = self._history.get(job, (None, 0))
+            read = self._history.get(job)
+            samples, rows = (read.samples, read.rows) if read is not None else (None, 0)
+            header = {"context": self.context, "job": job, "digest": digest, "series": len(items),
+                      "window": self.windows.get(job), "rows": rows}
+            if read is not None and read.builds and self.slides is not None:
+                header.update(base=self.slides.base, uniform=read.uniform,
+                              builds=[[b, d, r] for b, (d, r) in sorted(read.builds.items())])
             try:
-                data = _encode(items, {"context": self.context, "job": job, "digest": digest, "series": len(items),
-                                       "window": self.windows.get(job), "rows": rows}, samples)
+                data = _encode(items, header, samples)
                 if data is not None:
                     write_bytes_atomic(path, data)
                     written += 1
@@ -277,13 +324,14 @@ class ResultCache:
         """The results of ``series`` (a job's, of inputs ``digest``) rebuilt from the job's file;
         None when it holds none for them."""
         got = self._load(job, lambda header: header.get("digest") == digest, series)
-        return None if got is None else got[0]
+        return None if got is None else got[0]  # type: ignore[return-value] - results asked for
 
-    def _load(self, job: str, wanted: Any, series: list[SeriesInput] | None = None
-              ) -> tuple[list[SeriesResult], KeptJob | None] | None:
-        """The job's results (for ``series``, else for the inputs the file holds) and, without
-        ``series``, its kept history; None when the file's header is not ``wanted``. The header
-        is read first: a job whose inputs changed costs it, not the file."""
+    def _load(self, job: str, wanted: Any, series: list[SeriesInput] | None = None, results: bool = True
+              ) -> tuple[list[Any], KeptJob | None] | None:
+        """The job's results (for ``series``, else for the inputs the file holds; with ``results``
+        False the inputs themselves) and, without ``series``, its kept history; None when the
+        file's header is not ``wanted``. The header is read first: a job whose inputs changed
+        costs it, not the file."""
         path = job_file(self.directory, job)
         then = "analysed" if series is not None else "read"
         try:
@@ -311,7 +359,7 @@ class ResultCache:
             if series is None:
                 series = _inputs(job, records, sections.take("values", "<f8"), sections.take("axes", "<i8"))
                 kept = KeptJob(_samples(sections.take("samples", "u1")), int(header["rows"]))
-            return _rebuild(series, records, floats), kept
+            return (_rebuild(series, records, floats) if results else series), kept
         except FileNotFoundError:
             return None
         except (OSError, ValueError, TypeError, KeyError, IndexError, AttributeError, StopIteration, RecursionError,

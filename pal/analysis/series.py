@@ -44,7 +44,13 @@ class SeriesInput:
 
 
 def assign_test_sets(samples: pd.DataFrame, spec: Spec) -> pd.Series:
-    """The test set of every row ("" when none matches); the first matching test set wins.
+    """The test set of every row ("" when none matches); the first matching test set wins."""
+    codes, names = _test_set_codes(samples, spec)
+    return pd.Series(names[codes], index=samples.index, dtype=object)
+
+
+def _test_set_codes(samples: pd.DataFrame, spec: Spec) -> tuple[np.ndarray, np.ndarray]:
+    """Every row's test set as an index into the names returned (0: "", none matches).
 
     Decided per distinct value, never per row: jobs and metrics per category (history's
     columns are categoricals), selections per distinct (test id, tag set) pair. A million
@@ -52,7 +58,7 @@ def assign_test_sets(samples: pd.DataFrame, spec: Spec) -> pd.Series:
     """
     names = np.array(["", *(ts.name for ts in spec.test_sets)], dtype=object)
     if samples.empty:
-        return pd.Series(names[:0], index=samples.index, dtype=object)
+        return np.zeros(0, dtype=np.int64), names
     chosen = np.zeros(len(samples), dtype=np.int64)  # index into names; 0: none
     job_codes, job_uniq = _codes(samples["job"])
     metric_codes, metric_uniq = _codes(samples["metric"])
@@ -79,7 +85,7 @@ def assign_test_sets(samples: pd.DataFrame, spec: Spec) -> pd.Series:
             test_id = str(id_uniq[id_codes[row]]) if id_codes[row] >= 0 else ""
             ok[k] = sel.match(test_id, tuple(tags[row] or ()))
         chosen[cand & ok[inverse]] = n
-    return pd.Series(names[chosen], index=samples.index, dtype=object)
+    return chosen, names
 
 
 def _codes(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
@@ -103,18 +109,34 @@ def _job_mask(jobs: np.ndarray, ts: TestSet) -> np.ndarray:
     return np.fromiter((any(p.fullmatch(j) for p in pats) for j in jobs), dtype=bool, count=len(jobs))
 
 
+@dataclass(frozen=True)
+class Cut:
+    """A samples table cut into series (``cut_series``). ``uniform``: every series' runs all have
+    the test set of its first run, so a series cut from the same rows without its oldest builds
+    has the same test set (what ``pal.analysis.slide`` relies on to drop them from the last run's)."""
+
+    series: list[SeriesInput]
+    uniform: bool
+
+
 def split_series(samples: pd.DataFrame, spec: Spec) -> list[SeriesInput]:
-    """Cut the samples table into series inputs, in a stable order (job, test id, metric).
+    """Cut the samples table into series inputs, in a stable order (job, test id, metric)."""
+    return cut_series(samples, spec).series
+
+
+def cut_series(samples: pd.DataFrame, spec: Spec) -> Cut:
+    """``split_series`` and whether its series' test sets are uniform (``Cut``).
 
     Vectorised: the three key columns are factorised (sorted codes keep the string order), rows
     are ordered by one lexsort of codes and build, and each series is a slice of plain arrays.
+    A series takes the test set of its first run and the attributes of its last.
     """
     if samples.empty:
-        return []
-    sets_all = assign_test_sets(samples, spec).to_numpy(dtype=object)
-    rows = np.flatnonzero(sets_all != "")
+        return Cut([], True)
+    set_codes, set_names = _test_set_codes(samples, spec)
+    rows = np.flatnonzero(set_codes != 0)
     if not len(rows):
-        return []
+        return Cut([], True)
     df = samples if len(rows) == len(samples) else samples.iloc[rows]  # (a copy: a year's window is GBs)
     codes = [_sorted_codes(df[c]) for c in ("job", "test_id", "metric")]
     builds_all = df["build"].to_numpy(dtype=np.int64)
@@ -151,7 +173,9 @@ def split_series(samples: pd.DataFrame, spec: Spec) -> list[SeriesInput]:
     jobs, ids, metrics = (text(c, starts) for c in ("job", "test_id", "metric"))
     lasts = ends - 1
     attr_cols = {c: text(c, lasts) for c in ATTR_COLUMNS}
-    sets = sets_all[rows][keep][starts]
+    run_sets = set_codes[rows][keep]
+    sets = set_names[run_sets[starts]]
+    uniform = bool((run_sets == np.repeat(run_sets[starts], ends - starts)).all())
     out: list[SeriesInput] = []
     # The series of a job mostly ran in the same builds: they share one builds array and one
     # times array (read-only), so a pickle of many series (a chunk sent to a worker, its results
@@ -169,7 +193,7 @@ def split_series(samples: pd.DataFrame, spec: Spec) -> list[SeriesInput]:
             b.flags.writeable = t.flags.writeable = False
             axis = axes[seen] = (b, t)
         out.append(SeriesInput(key, str(sets[i]), axis[0], axis[1], values_all[s:e], stdevs_all[s:e], attrs, trials))
-    return out
+    return Cut(out, uniform)
 
 
 def _sorted_codes(column: pd.Series) -> np.ndarray:
