@@ -28,7 +28,9 @@ read (``alert_samples``, as Arrow IPC) and its row count, under the job's window
 (``window_keys``: pal's code, the spec, the rename file and the manifest entries of the job's
 window builds, fragment included). A run whose job has the same window key takes all of it from
 the file (``unread``) and reads nothing of the job from the store: a run triggered by one PT job
-reads that job's window only.
+reads that job's window only. A job whose window moved by a few builds is slid from the file's
+(``moved``, ``pal.window``): the header also holds its window's builds, each with the digest of
+its manifest entry (placement aside) and its row count.
 """
 
 from __future__ import annotations
@@ -64,7 +66,9 @@ MAGIC = b"pal analysis results 2\n"
 _KIND = MAGIC[:MAGIC.rindex(b" ") + 1]  # a file of another version is a miss, not a damaged file
 SUFFIX = ".results"
 _LENGTH = struct.Struct("<Q")
-HEADER_MAX = 1 << 16  # a header is a few hundred bytes: a longer one is a damaged file
+#: a header is a few hundred bytes and about 60 per build of the job's window (``pal.window``):
+#: a longer one is a damaged file
+HEADER_MAX = 1 << 24
 _PLAIN = frozenset({int, float, str, bool, type(None)})
 _STR = frozenset({str})
 _GROUP = operator.attrgetter(*(f.name for f in dataclasses.fields(TrendGroup)))
