@@ -230,8 +230,10 @@ class ResultCache:
                  window: JobWindow | None = None) -> None:
         """The history rows the later stages read of a job that was read (``alert_samples``) and
         its row count: what ``save`` keeps with its results for a run that need not read it;
-        ``window``: the job's window they are of (its builds, for the next run's ``moved``)."""
-        self._history[job] = window if window is not None else JobWindow([], samples, rows, {}, False)
+        ``window``: the job's window they are of (its builds, for the next run's ``moved``; its
+        series are not held: the results hold what is saved of them)."""
+        self._history[job] = JobWindow([], samples, rows, window.builds, window.uniform) if window is not None \
+            else JobWindow([], samples, rows, {}, False)
 
     def sort(self, series: list[SeriesInput]) -> list[SeriesInput]:
         """The series of ``series`` to analyse: those of the jobs whose file does not hold
