@@ -25,7 +25,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import pandas as pd
@@ -118,29 +118,42 @@ def slide(kept: JobWindow, steps: Plan, added: pd.DataFrame | None, spec: Spec, 
             olds[(s.key.test_id, s.key.metric)] = (s, at)
     news = {(s.key.test_id, s.key.metric): s for s in cut.series}
     uniform = cut.uniform
-    axes: dict[bytes, tuple[np.ndarray, np.ndarray]] = {}
+    axes: dict[bytes, tuple[np.ndarray, np.ndarray]] = {}  # by content: the series' shared axes
+    made: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray]] = {}  # by the parts they are made of
+
+    def axis(parts: tuple[int, ...], make: Callable[[], tuple[np.ndarray, np.ndarray]]
+             ) -> tuple[np.ndarray, np.ndarray]:
+        """The builds and times arrays of a series, one pair for all series with the same (as
+        ``split_series`` shares them), made once for all series made of the same parts."""
+        got = made.get(parts)
+        if got is None:
+            b, t = make()
+            got = axes.get(seen := b.tobytes() + t.tobytes())
+            if got is None:
+                b.flags.writeable = t.flags.writeable = False
+                got = axes[seen] = (b, t)
+            made[parts] = got
+        return got
+
     series: list[SeriesInput] = []
     for key in sorted(olds.keys() | news.keys()):
         old, new = olds.get(key), news.get(key)
         if old is None:
             assert new is not None
-            s = new
-        else:
-            o, at = old
-            if new is None:
-                s = o if at == 0 else SeriesInput(o.key, o.test_set, o.builds[at:], o.times[at:], o.values[at:],
-                                                  o.stdevs[at:], o.attrs)
-            else:  # the first run's test set (the kept ones are uniform), the last run's attributes
-                uniform = uniform and new.test_set == o.test_set
-                s = SeriesInput(o.key, o.test_set, *(np.concatenate([getattr(o, f)[at:], getattr(new, f)])
-                                                     for f in ("builds", "times", "values", "stdevs")), new.attrs)
-        b, t = s.builds, s.times
-        axis = axes.get(seen := b.tobytes() + t.tobytes())
-        if axis is None:
-            b.flags.writeable = t.flags.writeable = False
-            axis = axes[seen] = (b, t)
-        series.append(s if (axis[0] is b and axis[1] is t) else
-                      SeriesInput(s.key, s.test_set, axis[0], axis[1], s.values, s.stdevs, s.attrs, s.trials))
+            b, t = axis((id(new.builds), id(new.times)), lambda: (new.builds, new.times))
+            series.append(SeriesInput(new.key, new.test_set, b, t, new.values, new.stdevs, new.attrs))
+            continue
+        o, at = old
+        if new is None:
+            b, t = axis((id(o.builds), id(o.times), at), lambda: (o.builds[at:], o.times[at:]))
+            series.append(SeriesInput(o.key, o.test_set, b, t, o.values[at:], o.stdevs[at:], o.attrs))
+            continue
+        # the first run's test set (the kept runs' are uniform), the last run's attributes
+        uniform = uniform and new.test_set == o.test_set
+        b, t = axis((id(o.builds), id(o.times), at, id(new.builds), id(new.times)),
+                    lambda: (np.concatenate([o.builds[at:], new.builds]), np.concatenate([o.times[at:], new.times])))
+        series.append(SeriesInput(o.key, o.test_set, b, t, np.concatenate([o.values[at:], new.values]),
+                                  np.concatenate([o.stdevs[at:], new.stdevs]), new.attrs))
     builds = {b: v for b, v in kept.builds.items() if b not in set(steps.dropped)}
     rows = kept.rows - sum(kept.builds[b][1] for b in steps.dropped)
     if added is not None:
