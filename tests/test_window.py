@@ -22,26 +22,14 @@ from pal.store import Store
 from pal.window import Plan, plan
 from tests.analysis.test_result_cache import same
 from tests.store.data import make_meta
+from tests.test_pipeline_window import SPEC as WINDOW_SPEC
 from tests.test_pipeline_window import A, B, C, job_samples
 
 NOW = datetime(2023, 1, 1, tzinfo=timezone.utc)
-SPEC = f"""\
-name: w
-jobs:
-  - {{name: {C}}}
-  - {{name: {A}, max-builds: 3}}
-  - {{name: {B}, builds: [2, 4, 5]}}
-sources:
-  - {{name: dir, type: local, path: data}}
-test-sets:
-  - {{name: mrr-nic, metrics: [mrr], select: {{tags: "NIC_X"}}, detector: {{name: mdl}}}}
-  - {{name: mrr, metrics: [mrr], detector: {{name: mdl}}}}
-  - {{name: ndr, metrics: [ndr], detector: {{name: mdl}}}}
-rename:
-  tests.vpp.perf.ip4.b-mrr: tests.vpp.perf.ip4.a-mrr
-ignore: ["ignored"]
-testbeds: {{tb-2: testbed-two}}
-"""
+#: the window test's spec (a sliding window, a growing one, a listed one; renames, ignore list,
+#: testbed names) with a test set before the others that takes the MRR runs tagged NIC_X
+SPEC = WINDOW_SPEC.replace("test-sets:\n", 'test-sets:\n  - {name: mrr-nic, metrics: [mrr], select: {tags: "NIC_X"}, '
+                                           "detector: {name: mdl}}\n", 1)
 
 
 def rows(job: str, build: int, tagged: int | None = None) -> pd.DataFrame:
