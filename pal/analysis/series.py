@@ -113,7 +113,7 @@ def _job_mask(jobs: np.ndarray, ts: TestSet) -> np.ndarray:
 class Cut:
     """A samples table cut into series (``cut_series``). ``uniform``: every series' runs all have
     the test set of its first run, so a series cut from the same rows without its oldest builds
-    has the same test set (what ``pal.analysis.slide`` relies on to drop them from the last run's)."""
+    has the same test set (what ``pal.window.slide`` relies on to drop them from the last run's)."""
 
     series: list[SeriesInput]
     uniform: bool
