@@ -31,8 +31,7 @@ import numpy as np
 import pandas as pd
 
 from pal.analysis.series import Cut, SeriesInput, cut_series
-from pal.history import concat_samples, used_categories
-from pal.model import SeriesKey
+from pal.history import concat_samples
 from pal.spec import Spec
 
 #: manifest fields that say where a build's rows are, not what they are
@@ -103,8 +102,6 @@ def slide(kept: JobWindow, steps: Plan, added: pd.DataFrame | None, spec: Spec, 
     """``kept`` without the runs and rows of ``steps.dropped`` and with ``added`` (the rows of
     ``steps.added``, ``history.read_samples``; None when none came): what ``read_window`` of the
     whole new window gives; None when it cannot say (a key that is not text)."""
-    from pal.alerts import alert_samples
-
     if not kept.uniform:
         return None
     cut = cut_series(added, spec) if added is not None else Cut([], True)
@@ -154,36 +151,30 @@ def slide(kept: JobWindow, steps: Plan, added: pd.DataFrame | None, spec: Spec, 
                     lambda: (np.concatenate([o.builds[at:], new.builds]), np.concatenate([o.times[at:], new.times])))
         series.append(SeriesInput(o.key, o.test_set, b, t, np.concatenate([o.values[at:], new.values]),
                                   np.concatenate([o.stdevs[at:], new.stdevs]), new.attrs))
-    builds = {b: v for b, v in kept.builds.items() if b not in set(steps.dropped)}
+    left = set(steps.dropped)
+    builds = {b: v for b, v in kept.builds.items() if b not in left}
     rows = kept.rows - sum(kept.builds[b][1] for b in steps.dropped)
     if added is not None:
         builds.update(_builds(added, entries, steps.added))
         rows += len(added)
-    new_rows = alert_samples(added) if added is not None else None
-    return JobWindow(series, _slid_rows(kept.samples, steps, new_rows), rows, builds, uniform)
+    return JobWindow(series, _slid_rows(kept.samples, steps, added), rows, builds, uniform)
 
 
 def _slid_rows(kept: pd.DataFrame | None, steps: Plan, added: pd.DataFrame | None) -> pd.DataFrame | None:
-    """The history rows ``alert_samples`` keeps of the new window, from the kept window's and those
-    of the added rows: the dropped builds' rows go, and the last newest build's rows but its last
-    and its failures (a build's every row is kept only while it is its job's newest)."""
+    """The history rows ``alert_samples`` keeps of the new window: ``alert_samples`` of the kept
+    ones without the dropped builds' and of the added rows. The kept rows hold every row
+    ``alert_samples`` could keep of the builds still in the window (each build's last, the
+    failures, the newest build's every row), so the newest build's rows it no longer keeps are
+    the only ones it drops."""
+    from pal.alerts import alert_samples
+
     if kept is None:
         return None
-    keep = np.ones(len(kept), dtype=bool)
-    builds = kept["build"].to_numpy()
-    if steps.dropped and len(kept):
-        keep &= builds > steps.dropped[-1]
-    if steps.added and len(kept):
-        was_newest = builds == builds.max()  # (one job: one build)
-        drop = was_newest.copy()
-        drop[np.flatnonzero(was_newest)[-1]] = False  # its last row (the build's facts)
-        if "status" in kept.columns:
-            drop &= ~(kept["status"] == "FAIL").to_numpy(dtype=bool, na_value=False)
-        keep &= ~drop
-    parts = [kept[keep].reset_index(drop=True)]
+    parts = [kept[(kept["build"] > steps.dropped[-1]).to_numpy()].reset_index(drop=True)
+             if steps.dropped and len(kept) else kept]
     if added is not None and len(added):
         parts.append(added)
-    return used_categories(concat_samples(parts))
+    return alert_samples(concat_samples(parts))
 
 
 def _builds(samples: pd.DataFrame, entries: dict[int, str], only: list[int] | None = None
