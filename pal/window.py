@@ -9,8 +9,8 @@ result cache (``pal.analysis.result_cache``) keeps each job's series inputs and 
 new builds, read alone. What it gives equals a read of the whole window when:
 
 * the kept builds are the same in the store (manifest entry, placement aside: a build moved
-  into a compacted fragment is the same build) and so are pal's code, the spec and the rename
-  file (``Slides.base``);
+  into a compacted fragment is the same build) and so are pal's code, what of the spec a window
+  depends on (``window_spec``) and the rename file (``Slides.base``);
 * the builds that left are older than every kept one and those that came newer (a build that
   fills a gap means a read);
 * every series' runs had one test set (``Cut.uniform``), so losing its oldest runs cannot change
@@ -44,10 +44,18 @@ def entry_digest(entry: dict[str, Any]) -> str:
     return hashlib.sha1(json.dumps(what, sort_keys=True, default=str).encode()).hexdigest()
 
 
+def window_spec(spec: Spec) -> str:
+    """What of the spec a job's series and history rows depend on besides its builds: the jobs,
+    the test sets, the renames, the ignore list and the testbed names (the rename file's
+    contents are digested beside it). Not the outputs, sources, alerts or the store's path: a
+    state moved to another directory, or a new title, still finds its windows."""
+    return repr((spec.jobs, spec.test_sets, sorted(spec.rename.items()), spec.ignore, sorted(spec.testbeds.items())))
+
+
 @dataclass(frozen=True)
 class Slides:
     """What a job's window is slid against: the digest of what every window depends on besides its
-    builds (pal's code, the spec, the rename file) and, per job, its window's builds with their
+    builds (pal's code, ``window_spec``, the rename file) and, per job, its window's builds with their
     ``entry_digest``."""
 
     base: str

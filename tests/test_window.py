@@ -170,3 +170,33 @@ def test_plan() -> None:
     assert plan(kept, {4: "d", 5: "E", 6: "f"}) is None  # build 5 is another build now
     assert plan(kept, {6: "f", 7: "g"}) is None  # nothing kept: a read costs the same
     assert np.array_equal(sorted(kept), [3, 4, 5])
+
+
+def test_a_state_moved_to_another_directory_still_slides(tmp_path: Path) -> None:
+    """The windows depend on the spec's jobs, test sets, renames, ignore list and testbed names
+    only: a state copied elsewhere (another output dir and store path in its spec) or a spec with
+    another title is slid, and what it gives is a read; a changed ignore list means a read."""
+    import dataclasses
+    import shutil
+
+    spec = parse_spec(SPEC, base_dir=str(tmp_path))
+    store = Store(tmp_path / "s")
+    fill(store, range(1, 6))
+    cached_run(spec, store, tmp_path / "c")
+    shutil.copytree(tmp_path / "s", tmp_path / "moved" / "s")
+    shutil.copytree(tmp_path / "c", tmp_path / "moved" / "c")
+    moved = dataclasses.replace(spec, base_dir=str(tmp_path / "moved"),
+                                outputs=dataclasses.replace(spec.outputs, dir="elsewhere", title="Another title"),
+                                store=dataclasses.replace(spec.store, path="elsewhere/store"))
+    store = Store(tmp_path / "moved" / "s")
+    fill(store, [6])
+    inputs, results, history, report = cached_run(moved, store, tmp_path / "moved" / "c")
+    assert report.counts["history.jobs_slid"] == 2 and report.counts["history.jobs_unread"] == 1
+    assert_as_read(moved, store, inputs, results, history, report)
+
+    fill(store, [7])
+    ignoring = dataclasses.replace(moved, ignore=[*moved.ignore, "new-mrr"])
+    inputs, results, history, report = cached_run(ignoring, store, tmp_path / "moved" / "c")
+    assert "history.jobs_slid" not in report.counts and "history.jobs_unread" not in report.counts
+    assert "tests.vpp.perf.ip4.new-mrr" not in {i.key.test_id for i in inputs}
+    assert_as_read(ignoring, store, inputs, results, history, report)

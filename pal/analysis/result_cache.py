@@ -25,8 +25,8 @@ gives back is then exactly what the analysis gave.
 A job whose window did not move need not even be read. The file also holds the job's series
 inputs (their keys, test sets, texts and arrays), the rows of its history that the later stages
 read (``alert_samples``, as Arrow IPC) and its row count, under the job's window key
-(``window_keys``: pal's code, the spec, the rename file and the manifest entries of the job's
-window builds, fragment included). A run whose job has the same window key takes all of it from
+(``window_keys``: pal's code, what of the spec a window depends on (``pal.window.window_spec``),
+the rename file and the manifest entries of the job's window builds, fragment included). A run whose job has the same window key takes all of it from
 the file (``unread``) and reads nothing of the job from the store: a run triggered by one PT job
 reads that job's window only. A job whose window moved by a few builds is slid from the file's
 (``moved``, ``pal.window``): the header also holds its window's builds, each with the digest of
@@ -123,11 +123,11 @@ def window_inputs(spec: Spec, store: Any, builds: pd.DataFrame) -> tuple[dict[st
     manifest entries, build by build, placement aside); ({}, None) when trials are read."""
     from pal.fingerprint import code_digest, file_digest
     from pal.history import needs_trials
-    from pal.window import entry_digest
+    from pal.window import entry_digest, window_spec
 
     if builds.empty or needs_trials(spec):
         return {}, None
-    base = json.dumps([MAGIC.decode(), code_digest(), repr(spec), file_digest(spec.resolve(spec.rename_file))])
+    base = json.dumps([MAGIC.decode(), code_digest(), window_spec(spec), file_digest(spec.resolve(spec.rename_file))])
     by_job: dict[str, list[dict[str, Any]]] = {}
     keys = zip(builds["job"].astype(str), builds["build"].astype(np.int64).tolist())
     for entry in store.manifest_entries(keys):
