@@ -2,7 +2,7 @@
 
     python -m benchmarks.bench_pipeline [--data /tmp/pal-bench-history] [--builds 360] [--window 170]
                                         [--tests 1500] [--workers 2] [--reference c6149c1 | none]
-                                        [--dask] [--keep]
+                                        [--dask] [--repeats 3] [--keep]
 
 History: ``pal.demo.generate(jobs=PIPELINE_BENCH_JOBS, builds=N+1, tests=T)`` (4 daily MRR jobs),
 cached under ``--data`` so reruns skip it. The spec's window keeps the newest ``--window``

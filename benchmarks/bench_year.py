@@ -22,8 +22,9 @@ byte for byte:
   ``pal run --executor dask --scheduler tcp://...`` for the same runs (with
   ``--no-cluster-cold``, the two incremental ones from a copy of the single machine's state
   after its cold run: the year's cold parse is most of the benchmark's time. Both run on the
-  cluster: a state copied into another directory is another spec's, whose kept windows and
-  analyses a run does not take, so the first rebuilds them as the single machine's first did).
+  cluster, so that the measured one follows a run of its own as the single machine's does; the
+  copy's kept windows and analyses are taken, as they depend on the spec's jobs, test sets and
+  names, not on its paths, ``pal.window.window_spec``).
 
 Printed: wall time and peak memory (PSS summed over the ``pal run`` process tree; for the
 cluster also each worker's peak RSS against the per-worker goal), the cluster/single ratio, and
