@@ -54,11 +54,13 @@ def junit_xml(results: list[SeriesResult], alerts: list[Alert], fail_on: str, sa
     messages = _last_failure(samples)
     root = ET.Element("testsuites", name="pal")
     totals = {"tests": 0, "failures": 0, "skipped": 0}
-    jobs = sorted({r.key.job for r in results})
-    for job in jobs:
+    of_job: dict[str, list[SeriesResult]] = {}
+    for r in results:
+        of_job.setdefault(r.key.job, []).append(r)
+    for job in sorted(of_job):
         suite = ET.SubElement(root, "testsuite", name=job)
         counts = {"tests": 0, "failures": 0, "skipped": 0}
-        for r in sorted((r for r in results if r.key.job == job), key=lambda r: (r.key.metric, r.key.test_id)):
+        for r in sorted(of_job[job], key=lambda r: (r.key.metric, r.key.test_id)):
             counts["tests"] += 1
             case = ET.SubElement(suite, "testcase", classname=f"{job}.{r.key.metric}", name=r.key.test_id)
             mine = sorted(by_key.get(r.key, []), key=lambda a: (a.evidence.first_bad_build, a.id))

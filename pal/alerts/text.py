@@ -175,7 +175,7 @@ def job_blocks(results: list[SeriesResult], facts: BuildFacts, builds: pd.DataFr
     last_build: dict[str, int] = {}
     for r in results:
         if len(r.builds):
-            last_build[r.key.job] = max(last_build.get(r.key.job, 0), int(max(r.builds)))
+            last_build[r.key.job] = max(last_build.get(r.key.job, 0), int(np.max(r.builds)))  # (not a Python loop)
     if builds is not None and not builds.empty:
         for job, b in builds.groupby("job")["build"].max().items():
             if str(job) in last_build:
