@@ -77,8 +77,9 @@ def float_text(values: np.ndarray) -> pa.Array:
     has_e = pc.match_substring(text, "e").to_numpy(zero_copy_only=False)
     with np.errstate(invalid="ignore"):
         whole = finite & positional & ~has_e & (v == np.floor(v))  # printed without a "." by Arrow
-    if whole.any():
-        text = pc.if_else(pa.array(whole), pc.binary_join_element_wise(text, ".0", ""), text)
+    if whole.any():  # (only those joined: over every cell, the join took as long as the cast)
+        at = pa.array(np.flatnonzero(whole))
+        text = pc.replace_with_mask(text, pa.array(whole), pc.binary_join_element_wise(pc.take(text, at), ".0", ""))
     other = finite & (~positional | has_e)
     if other.any():
         repl = pa.array([repr(x) for x in v[other].tolist()], pa.string())
