@@ -26,11 +26,12 @@ A job whose window did not move need not even be read. The file also holds the j
 inputs (their keys, test sets, texts and arrays), the rows of its history that the later stages
 read (``alert_samples``, as Arrow IPC) and its row count, under the job's window key
 (``window_keys``: pal's code, what of the spec a window depends on (``pal.window.window_spec``),
-the rename file and the manifest entries of the job's window builds, fragment included). A run whose job has the same window key takes all of it from
-the file (``unread``) and reads nothing of the job from the store: a run triggered by one PT job
-reads that job's window only. A job whose window moved by a few builds is slid from the file's
-(``moved``, ``pal.window``): the header also holds its window's builds, each with the digest of
-its manifest entry (placement aside) and its row count.
+the rename file and the manifest entries of the job's window builds, fragment included). A run
+whose job has the same window key takes all of it from the file (``unread``) and reads nothing of
+the job from the store: a run triggered by one PT job reads that job's window only. A job whose
+window moved by a few builds is slid from the file's (``moved``, ``pal.window``): the header also
+holds its window's builds, each with the digest of its manifest entry (placement aside) and its
+row count.
 """
 
 from __future__ import annotations
