@@ -25,7 +25,7 @@ gives back is then exactly what the analysis gave.
 A job whose window did not move need not even be read. The file also holds the job's series
 inputs (their keys, test sets, texts and arrays), the rows of its history that the later stages
 read (``alert_samples``, as Arrow IPC) and its row count, under the job's window key
-(``window_keys``: pal's code, what of the spec a window depends on (``pal.window.window_spec``),
+(``window_inputs``: pal's code, what of the spec a window depends on (``pal.window.window_spec``),
 the rename file and the manifest entries of the job's window builds, fragment included). A run
 whose job has the same window key takes all of it from the file (``unread``) and reads nothing of
 the job from the store: a run triggered by one PT job reads that job's window only. A job whose
@@ -113,15 +113,11 @@ def job_file(directory: Path, job: str) -> Path:
     return directory / f"{slug}-{hashlib.sha1(job.encode()).hexdigest()[:10]}{SUFFIX}"
 
 
-def window_keys(spec: Spec, store: Any, builds: pd.DataFrame) -> dict[str, str]:
-    """Per job of ``builds`` (the window's, ``window_builds``): the digest of what its series and
-    history rows are read from. Empty when a test set's detector reads trials (not kept)."""
-    return window_inputs(spec, store, builds)[0]
-
-
 def window_inputs(spec: Spec, store: Any, builds: pd.DataFrame) -> tuple[dict[str, str], Slides | None]:
-    """``window_keys`` and what a job's window is slid against (``pal.window.Slides``: the same
-    manifest entries, build by build, placement aside); ({}, None) when trials are read."""
+    """Per job of ``builds`` (the window's, ``window_builds``): its window key, the digest of what
+    its series and history rows are read from; and what a job's window is slid against
+    (``pal.window.Slides``: the same manifest entries, build by build, placement aside).
+    ({}, None) when a test set's detector reads trials (not kept)."""
     from pal.fingerprint import code_digest, file_digest
     from pal.history import needs_trials
     from pal.window import entry_digest, window_spec
@@ -165,7 +161,7 @@ class ResultCache:
     context: str
     single_testbed: set[str]
     reuse: bool = True
-    windows: dict[str, str] = field(default_factory=dict)  # job -> window key (``window_keys``)
+    windows: dict[str, str] = field(default_factory=dict)  # job -> window key (``window_inputs``)
     slides: Slides | None = None  # the window's builds, to slide a job's last window (``moved``)
     reused: int = 0
     _digests: dict[str, str] = field(default_factory=dict)  # job -> digest of the jobs read
@@ -181,7 +177,7 @@ class ResultCache:
     def open(cls, directory: Path, spec: Spec, single_testbed: set[str], reuse: bool = True,
              windows: dict[str, str] | None = None, slides: Slides | None = None) -> ResultCache:
         """The cache under ``directory`` for ``spec``'s test sets and this pal; ``windows``: the
-        window keys of this run's jobs (``window_keys``), none when the jobs are always read;
+        window keys of this run's jobs (``window_inputs``), none when the jobs are always read;
         ``slides``: their builds (``window_inputs``), none when a moved window is read whole."""
         return cls(Path(directory), cache_context(spec), set(single_testbed), reuse, dict(windows or {}), slides)
 
