@@ -30,7 +30,7 @@ from typing import Any, Callable
 import numpy as np
 import pandas as pd
 
-from pal.analysis.series import Cut, SeriesInput, cut_series
+from pal.analysis.series import Cut, SeriesInput, cut_series, shared_axis
 from pal.history import concat_samples
 from pal.spec import Spec
 
@@ -128,16 +128,11 @@ def slide(kept: JobWindow, steps: Plan, added: pd.DataFrame | None, spec: Spec, 
 
     def axis(parts: tuple[int, ...], make: Callable[[], tuple[np.ndarray, np.ndarray]]
              ) -> tuple[np.ndarray, np.ndarray]:
-        """The builds and times arrays of a series, one pair for all series with the same (as
-        ``split_series`` shares them), made once for all series made of the same parts."""
+        """The builds and times arrays of a series, one pair for all series with the same
+        (``shared_axis``), made once for all series made of the same parts."""
         got = made.get(parts)
         if got is None:
-            b, t = make()
-            got = axes.get(seen := b.tobytes() + t.tobytes())
-            if got is None:
-                b.flags.writeable = t.flags.writeable = False
-                got = axes[seen] = (b, t)
-            made[parts] = got
+            got = made[parts] = shared_axis(axes, *make())
         return got
 
     series: list[SeriesInput] = []

@@ -187,13 +187,21 @@ def cut_series(samples: pd.DataFrame, spec: Spec) -> Cut:
         attrs: dict[str, Any] = {c: v[i] for c, v in attr_cols.items()}
         key = SeriesKey(jobs[i], ids[i], metrics[i])
         trials = None if trials_all is None else [_trial_list(t) for t in trials_all[s:e]]
-        b, t = builds[s:e], times_all[s:e]
-        axis = axes.get(seen := b.tobytes() + t.tobytes())
-        if axis is None:
-            b.flags.writeable = t.flags.writeable = False
-            axis = axes[seen] = (b, t)
-        out.append(SeriesInput(key, str(sets[i]), axis[0], axis[1], values_all[s:e], stdevs_all[s:e], attrs, trials))
+        b, t = shared_axis(axes, builds[s:e], times_all[s:e])
+        out.append(SeriesInput(key, str(sets[i]), b, t, values_all[s:e], stdevs_all[s:e], attrs, trials))
     return Cut(out, uniform)
+
+
+def shared_axis(axes: dict[bytes, tuple[np.ndarray, np.ndarray]], builds: np.ndarray, times: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """``builds`` and ``times`` of a series as the pair ``axes`` already holds for series with the
+    same ones, else these, made read-only and added: the series share one pair (``cut_series``)."""
+    seen = builds.tobytes() + times.tobytes()
+    axis = axes.get(seen)
+    if axis is None:
+        builds.flags.writeable = times.flags.writeable = False
+        axis = axes[seen] = (builds, times)
+    return axis
 
 
 def _sorted_codes(column: pd.Series) -> np.ndarray:
