@@ -14,12 +14,14 @@ import dataclasses
 import logging
 import threading
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from pal.fingerprint import RunRecord, apply_delta, report_delta, run_fingerprint, save_record, unchanged_run
+from pal.fingerprint import (RunRecord, apply_delta, output_files, report_delta, run_fingerprint, save_record,
+                             unchanged_run)
 from pal.atomic import write_text_atomic
 from pal.model import BuildFile, SeriesResult
 from pal.options import RunOptions
@@ -392,6 +394,11 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
                             changed=changed if (old_digests and site_ok) else None, meanwhile=alert_outputs,
                             pool=pool)
         steps.done(f"{len(changed)} series pages rendered again, index {index}")
+        # every output is written (the run's own records, report.json included, are not listed):
+        # the record's listing of them is taken while the states are saved, not after
+        lister = ThreadPoolExecutor(1, thread_name_prefix="pal-outputs")
+        at_end.callback(lister.shutdown)
+        listing = lister.submit(output_files, out_dir, _not_outputs(spec, out_dir))
 
         steps.start("save", "store states and the run report")
         store.drop_state(MDL_STATE)
@@ -404,7 +411,7 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
     write_text_atomic(out_dir / "report.json", report.to_json())
     figures = {"builds": len(history.builds), "series": len(results), "regressions": _count(alerts, "regression"),
                "progressions": _count(alerts, "progression")}
-    save_record(out_dir, RunRecord(fp, code, figures, report_delta(at_ingest, report)), _not_outputs(spec, out_dir))
+    save_record(out_dir, RunRecord(fp, code, figures, report_delta(at_ingest, report)), outputs=listing.result())
     summary = _summary(spec, figures, parsed, report, code)
     steps.done(summary)
     return RunOutcome(code, report, out_dir, results, alerts, summary)
