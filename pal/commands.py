@@ -184,14 +184,23 @@ def _upstream(text: str | None) -> tuple[str, int] | None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from pal.executor import start_early, stop_forkserver
+    from pal.executor import start_early, starts_forkserver, stop_forkserver
     from pal.validate import validated_spec
 
-    spec = validated_spec(args.spec)
-    options = _run_options(args)
-    kind, workers, _ = options.executor_of(spec)
-    start_early(kind, workers)  # before the stages' imports (pal.pipeline: pandas, pyarrow, numba...)
+    # The forkserver's preload (0.8 s of imports) is what the parse's first build waits for: it
+    # starts before the spec is read (0.2 s: checking the detectors' parameters imports numpy),
+    # for the executor the command line names or else the default one (local), and the spec's
+    # executor keeps it or stops it; either way before the stages' imports (pal.pipeline:
+    # pandas, pyarrow, numba...).
+    guess = (args.executor or "local", args.workers or 2)
+    start_early(*guess)
     try:
+        spec = validated_spec(args.spec)
+        options = _run_options(args)
+        kind, workers, _ = options.executor_of(spec)
+        if starts_forkserver(kind, workers) != starts_forkserver(*guess):
+            stop_forkserver()
+            start_early(kind, workers)
         from pal.pipeline import run
 
         return run(spec, options).exit_code

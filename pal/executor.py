@@ -290,8 +290,14 @@ def start_early(kind: str, workers: int) -> None:
     (pandas, pyarrow, lxml...: about 0.8 s of CPU) then runs beside the run's own imports, where
     it followed them before, and the parse's workers start about a second sooner. The pool's
     ``prepare`` finds it running. Nothing for an inline executor or a Dask cluster."""
-    if kind == "local":
+    if starts_forkserver(kind, workers):
         make_executor("local", workers).prepare()
+
+
+def starts_forkserver(kind: str, workers: int) -> bool:
+    """Whether the executor ``make_executor(kind, workers)`` makes forks its workers from a
+    forkserver (a local pool; not one worker inline, nor a Dask cluster)."""
+    return kind == "local" and workers > 1
 
 
 def make_executor(kind: Literal["local", "dask"] = "local", workers: int = 2, scheduler: str | None = None) -> Executor:

@@ -20,9 +20,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import numpy as np
-
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # (numpy only names the arrays' type: `pal run` reads its spec, which imports this,
+    # before it imports numpy, so that its forkserver starts sooner)
+    import numpy as np
     import pandas as pd
 
 # ---------------------------------------------------------------------------

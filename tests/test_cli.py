@@ -86,41 +86,60 @@ def test_exit_now_with_stdout_closed_by_its_reader(tmp_path):
 
 
 EARLY = """
-import sys
+import sys, types
 import pal.executor
 
+HEAVY = ("numpy", "pandas", "pyarrow", "numba", "lxml", "jinja2")
+
 def early(kind, workers):
-    print(kind, workers, *sorted(m for m in ("pandas", "pyarrow", "numba", "lxml", "jinja2") if m in sys.modules))
+    print("start", kind, workers, *sorted(m for m in HEAVY if m in sys.modules))
+
+def stop():
+    print("stop")
+
+def run(spec, options):
+    print("run", options.executor_of(spec)[:2])
     raise SystemExit(0)
 
 pal.executor.start_early = early
+pal.executor.stop_forkserver = stop
+stages = types.ModuleType("pal.pipeline")  # (the stages, imported after the spec: not imported here)
+stages.run = run
+sys.modules["pal.pipeline"] = stages
 from pal.cli import main
 sys.exit(main(sys.argv[1:]))
 """
 
 
-def test_run_starts_its_workers_before_importing_the_stages(tmp_path):
-    """``pal run`` starts its forkserver (``start_early``, with the spec's executor or the command
-    line's) before it imports pandas, pyarrow, numba...: the server's preload then runs beside
-    those imports. Reading and checking the spec, acks and renames included, imports none of them."""
+def test_run_starts_its_workers_before_reading_the_spec(tmp_path):
+    """``pal run`` starts its forkserver (``start_early``) before it reads its spec, for the executor
+    the command line names or else the default (a local pool), and before it imports numpy,
+    pandas, pyarrow, numba...: the server's preload then runs beside those imports and the spec's
+    checks (which import numpy: 0.2 s). A spec whose executor forks no workers stops it and
+    starts its own; one that does keeps it."""
     (tmp_path / "builds").mkdir()
     (tmp_path / "acks.yaml").write_text("{}\n")
     (tmp_path / "renames.yaml").write_text("{}\n")
-    (tmp_path / "spec.yaml").write_text(
-        "name: t\njobs: [{name: csit-vpp-perf-mrr-daily-master-2n-icx}]\n"
-        "sources: [{name: d, type: local, path: builds}]\nrename-file: renames.yaml\n"
-        "test-sets: [{name: mrr, select: {tags: MRR}, metrics: [mrr]}]\n"
-        "alerts: {acks: acks.yaml}\nstore: {workers: 3}\n")
+    spec = ("name: t\njobs: [{name: csit-vpp-perf-mrr-daily-master-2n-icx}]\n"
+            "sources: [{name: d, type: local, path: builds}]\nrename-file: renames.yaml\n"
+            "test-sets: [{name: mrr, select: {tags: MRR}, metrics: [mrr]}]\n"
+            "alerts: {acks: acks.yaml}\n")
 
-    def early(*args: str) -> str:
+    def early(store: str, *args: str) -> list[str]:
+        (tmp_path / "spec.yaml").write_text(spec + store)
         p = subprocess.run([sys.executable, "-c", EARLY, "run", "--spec", str(tmp_path / "spec.yaml"), *args],
                            capture_output=True, text=True, timeout=120)
         assert p.returncode == 0, p.stderr
-        return p.stdout.strip()
+        return p.stdout.strip().splitlines()
 
-    assert early() == "local 3"
-    assert early("--workers", "1") == "local 1"
-    assert early("--executor", "dask", "--scheduler", "tcp://127.0.0.1:8786") == "dask 3"
+    assert early("store: {workers: 3}\n") == ["start local 2", "run ('local', 3)", "stop"]
+    assert early("store: {workers: 1}\n") == ["start local 2", "stop", "start local 1 numpy", "run ('local', 1)",
+                                               "stop"]
+    assert early("store: {workers: 3}\n", "--workers", "1") == ["start local 1", "run ('local', 1)", "stop"]
+    assert early("store: {executor: dask, scheduler: 'tcp://127.0.0.1:8786'}\n") == [
+        "start local 2", "stop", "start dask 2 numpy", "run ('dask', 2)", "stop"]
+    assert early("store: {workers: 3}\n", "--executor", "dask", "--scheduler", "tcp://127.0.0.1:8786") == [
+        "start dask 2", "run ('dask', 3)", "stop"]
 
 
 def test_a_run_that_fails_before_its_executor_leaves_no_forkserver(tmp_path, capsys, monkeypatch):
