@@ -192,7 +192,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     # for the executor the command line names or else the default one (local), and the spec's
     # executor keeps it or stops it; either way before the stages' imports (pal.pipeline:
     # pandas, pyarrow, numba...).
-    guess = (args.executor or "local", args.workers or 2)
+    guess = (getattr(args, "executor", None) or "local", getattr(args, "workers", None) or 2)
     start_early(*guess)
     try:
         spec = validated_spec(args.spec)
