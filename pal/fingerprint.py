@@ -169,12 +169,11 @@ def apply_delta(report: RunReport, delta: dict[str, Any]) -> None:
                                        p.get("details") or {}))
 
 
-def save_record(out_dir: Path, record: RunRecord, skip: tuple[Path, ...] = (),
-                outputs: dict[str, list[int]] | None = None) -> None:
-    """Write the record, atomically, last of all outputs. Its output files are ``outputs``, an
+def save_record(out_dir: Path, record: RunRecord, outputs: dict[str, list[int]]) -> None:
+    """Write the record, atomically, last of all outputs. Its output files are ``outputs``, the
     ``output_files`` listing the caller took after the last of them was written (``pal run``
-    takes it while it saves its states), or else they are listed now."""
-    record.outputs = output_files(out_dir, skip) if outputs is None else outputs
+    takes it while it saves its states)."""
+    record.outputs = outputs
     # its fields as they are (``asdict`` copied each of 8,700 files' list: 0.1 s at a run's end)
     data = {f.name: getattr(record, f.name) for f in fields(record)}
     write_text_atomic(Path(out_dir) / RECORD_NAME, json.dumps(data, sort_keys=True, default=str))

@@ -411,7 +411,7 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
     write_text_atomic(out_dir / "report.json", report.to_json())
     figures = {"builds": len(history.builds), "series": len(results), "regressions": _count(alerts, "regression"),
                "progressions": _count(alerts, "progression")}
-    save_record(out_dir, RunRecord(fp, code, figures, report_delta(at_ingest, report)), outputs=listing.result())
+    save_record(out_dir, RunRecord(fp, code, figures, report_delta(at_ingest, report)), listing.result())
     summary = _summary(spec, figures, parsed, report, code)
     steps.done(summary)
     return RunOutcome(code, report, out_dir, results, alerts, summary)
