@@ -8,6 +8,7 @@ Layout of ``out_dir/site/``::
     data/g/<group>.js       graph data of a group's series (its page's only data file)
     svg/*.svg               static group and statistics graphs (what Jenkins' CSP lets a reader see)
     stats/<job>.html        per-job statistics           downloads/<job>.csv  trended values
+    data/csv/<job>.json     the row index of the job's CSV (the next run takes the unchanged rows from it)
     static/                 pal.css, pal.js, graph.js, plotly.min.js (once, offline)
 
 Output is a function of the inputs only (sorted, no wall-clock time), so reruns are byte-identical.
@@ -50,7 +51,7 @@ from pal.atomic import swap_dirs
 from pal.model import AlertView, SeriesKey, SeriesResult
 from pal.render import dashboard, graphs, stats, svg
 from pal.render.buildinfo import BuildIndex
-from pal.render.downloads import job_csv
+from pal.render.downloads import JobCsv, job_csv_file
 from pal.render.escape import js_assign, js_assign_all
 from pal.render.files import SiteFiles
 from pal.render.naming import build_label, graph_key, graph_order, group_key, metric_label, safe_slug, short_name
@@ -71,7 +72,7 @@ from pal.spec import Spec
 
 log = logging.getLogger("pal")
 
-SUBDIRS = ("static", "data", "data/jobs", "data/g", "svg", "s", "g", "stats", "downloads")
+SUBDIRS = ("static", "data", "data/jobs", "data/g", "data/csv", "svg", "s", "g", "stats", "downloads")
 MAX_TRACES = 10  # tests per group graph; more are split over several graphs
 POOL_MIN_SERIES = 300  # below this a process pool costs more than it saves
 #: A chunk is 1 / (this x drawing processes) of the drill-downs not yet handed out (guided
@@ -265,7 +266,7 @@ def _write(files: SiteFiles, previous: Path, results: list[SeriesResult], sample
             meanwhile()
         if pool is None:
             problems = sorted(_render_groups(*args, tasks))  # as the pool's: whoever drew them
-        _write_jobs(files, pages, jobs, results, builds, facts, info.links)
+        _write_jobs(files, previous, pages, jobs, results, builds, facts, info.links)
         _write_index(files, pages, results, samples, builds, report, alerts, jobs, group_links, info.links, spec)
         if feed is not None:
             problems = feed.finish()
@@ -658,11 +659,13 @@ def _jobs_of(builds: pd.DataFrame) -> list[str]:
     return [str(j) for j in builds["job"].dropna().unique()]
 
 
-def _write_jobs(files: SiteFiles, pages: Pages, jobs: list[str], results: list[SeriesResult], builds: pd.DataFrame,
-                facts: BuildIndex, links: Links) -> None:
+def _write_jobs(files: SiteFiles, previous: Path, pages: Pages, jobs: list[str], results: list[SeriesResult],
+                builds: pd.DataFrame, facts: BuildIndex, links: Links) -> None:
     for job in jobs:
         js = safe_slug(job)
-        files.write_text(f"downloads/{js}.csv", job_csv(job, results, facts))
+        csv = job_csv_file(job, results, facts, _previous_csv(previous, js))
+        files.write_text(f"downloads/{js}.csv", csv.text)
+        files.write_text(f"data/csv/{js}.json", json.dumps(csv.index, sort_keys=True, separators=(",", ":")) + "\n")
         df = stats.job_builds(builds, job)
         tests_chart, dur_chart = stats.stats_charts(df, job)
         files.write_text(f"svg/stats-{js}-tests.svg", svg.render_svg(tests_chart))
@@ -673,6 +676,17 @@ def _write_jobs(files: SiteFiles, pages: Pages, jobs: list[str], results: list[S
                             csv_name=f"{js}.csv", svg_tests=f"stats-{js}-tests.svg",
                             svg_duration=f"stats-{js}-duration.svg", svg_height=svg_height(tests_chart), rows=rows)
         files.write_text(f"stats/{js}.html", html)
+
+
+def _previous_csv(previous: Path, slug: str) -> JobCsv | None:
+    """A job's CSV in the site this run replaces, with its row index (None: either is missing or unreadable)."""
+    try:
+        index = json.loads((previous / "data" / "csv" / f"{slug}.json").read_text("utf-8"))
+        with open(previous / "downloads" / f"{slug}.csv", encoding="utf-8", newline="") as f:
+            text = f.read()  # (newline="": a "\r" in a quoted version is kept, as the offsets count it)
+    except (OSError, ValueError):
+        return None
+    return JobCsv(text, index) if isinstance(index, dict) else None
 
 
 def _write_index(files: SiteFiles, pages: Pages, results: list[SeriesResult], samples: pd.DataFrame, builds: pd.DataFrame,

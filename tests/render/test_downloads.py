@@ -102,3 +102,80 @@ def test_values_are_written_at_measurement_precision_not_float_noise():
     assert np.all(np.abs(back - values) <= 5e-12 * np.abs(values))  # rounding only, never more
     digits = [len(repr(float(v)).replace(".", "").lstrip("0")) for v in back]
     assert max(digits) <= 12  # the shortest text of each value has at most 12 significant digits
+
+
+def _job(values_by_test: dict[str, list[float]], first_build: int) -> list:
+    """A job's series from ``first_build`` on, a build a day (build b on day b: its date stays)."""
+    out = []
+    for t, v in values_by_test.items():
+        r = make_result(v, job=JOB, test_id=t, first_build=first_build)
+        r.times = times_for(len(v), np.datetime64("2025-01-01T03:00", "ns") + np.timedelta64(first_build, "D"))
+        out.append(r)
+    return out
+
+
+def _counting(monkeypatch) -> list[int]:
+    """The number of cells formatted by each ``float_text`` call of the downloads."""
+    from pal.render import downloads
+
+    counted: list[int] = []
+    real = downloads.csvtext.float_text
+
+    def float_text(values):
+        counted.append(len(values))
+        return real(values)
+
+    monkeypatch.setattr(downloads.csvtext, "float_text", float_text)
+    return counted
+
+
+def test_a_slid_job_takes_its_unchanged_rows_from_the_last_file(monkeypatch):
+    """A day later the window lost build 3 and gained build 9, and build 6 was parsed again with
+    another value: only builds 6 and 9 are formatted (2 rows x 3 series), the others come from
+    yesterday's text, and the file is the one formatted from scratch."""
+    from pal.render.downloads import job_csv_file
+
+    rng = np.random.default_rng(4)
+    day = {f"t.{k}": list(np.round(rng.normal(2e7, 1e6, 7), 3)) for k in "abc"}  # builds 3..9
+    facts = facts_for([(JOB, b, f"25.02-rc0~{b}") for b in range(1, 12)])
+    yesterday = job_csv_file(JOB, _job({t: v[:6] for t, v in day.items()}, 3), facts)
+    today_values = {t: v[1:] for t, v in day.items()}
+    today_values["t.b"][2] += 1.0  # build 6
+    today = _job(today_values, 4)
+    counted = _counting(monkeypatch)
+    got = job_csv_file(JOB, today, facts, yesterday)
+    assert counted == [2 * 3]
+    assert got.text == job_csv(JOB, today, facts) == cell_by_cell(JOB, today, facts)
+    assert sorted(map(int, got.index["rows"])) == [4, 5, 6, 7, 8, 9]
+    lo, hi = got.index["rows"]["9"][1:]
+    assert got.text[lo:hi] == got.text.splitlines(keepends=True)[-1] and got.index["length"] == len(got.text)
+    # nothing new: every row is yesterday's
+    counted.clear()
+    assert job_csv_file(JOB, today, facts, got).text == got.text and counted == []
+
+
+def test_rows_are_formatted_again_when_the_last_file_does_not_fit(monkeypatch):
+    """Another header (a new series), an index that does not fit its text (a file cut short, a row
+    moved, a row's place naming another build's row), a version changed: those rows (or all) are
+    formatted again, and the file is right."""
+    from pal.render.downloads import JobCsv, job_csv_file
+
+    values = {"t.a": [1.0, 2.0, 3.0], "t.b": [4.0, 5.0, 6.0]}
+    facts = facts_for([(JOB, b, "v1") for b in (1, 2, 3)])
+    last = job_csv_file(JOB, _job(values, 1), facts)
+    counted = _counting(monkeypatch)
+    wider = _job({**values, "t.c": [7.0, 8.0, 9.0]}, 1)
+    assert job_csv_file(JOB, wider, facts, last).text == cell_by_cell(JOB, wider, facts) and counted == [9]
+    same = _job(values, 1)
+    for broken in (JobCsv(last.text[:-1], last.index), JobCsv(last.text, {**last.index, "length": 1}),
+                   JobCsv(last.text, {**last.index, "rows": {**last.index["rows"], "2": ["x", 0, 5]}})):
+        counted.clear()
+        assert job_csv_file(JOB, same, facts, broken).text == last.text and counted == [6]
+    rows = last.index["rows"]
+    swapped = JobCsv(last.text, {**last.index, "rows": {**rows, "2": rows["2"][:1] + rows["3"][1:]}})
+    counted.clear()
+    assert job_csv_file(JOB, same, facts, swapped).text == last.text and counted == [2]  # build 2's row
+    other_version = facts_for([(JOB, 1, "v1"), (JOB, 2, "v2"), (JOB, 3, "v1")])
+    counted.clear()
+    assert job_csv_file(JOB, same, other_version, last).text == cell_by_cell(JOB, same, other_version)
+    assert counted == [2]
