@@ -87,6 +87,20 @@ def _cat(arrays: list, dtype: object) -> np.ndarray:
     return np.concatenate(arrays).astype(dtype) if arrays else np.empty(0, dtype=dtype)
 
 
+def _one_axis(results: list[SeriesResult]) -> bool:
+    """Whether the series share one builds array and one times array (``series.shared_axis``: the
+    series of a job that ran every test in each build), their builds increasing: then the
+    stable sort of their rows by build is the transpose of the (series x build) matrix."""
+    if not results:
+        return False
+    builds, times = results[0].builds, results[0].times
+    if any(r.builds is not builds or r.times is not times for r in results):
+        return False
+    b = np.asarray(builds)
+    return b.ndim == 1 and len(b) == len(times) and all(len(r.values) == len(b) == len(r.stdevs) for r in results) \
+        and bool(np.all(b[1:] > b[:-1]))
+
+
 def _text_array(values: list, index: np.ndarray) -> pd.api.extensions.ExtensionArray:
     """``values[index]`` as a ``string`` column (index -1: missing), converting each value once."""
     small = pa.array(pd.array([*values, None], dtype="string"))  # what astype("string") makes of each
@@ -334,14 +348,22 @@ class _JobRows:
         self.texts = {"job": [job] * len(ordered), "test_id": [r.key.test_id for r in ordered],
                       "metric": [r.key.metric for r in ordered], "test_set": [r.test_set for r in ordered],
                       **{k: [r.attrs.get(k) for r in ordered] for k in ("topo_arch", "nic", "frame_size", "cores")}}
-        lengths = np.array([len(r.values) for r in ordered], dtype=np.int64)
-        series = np.repeat(np.arange(len(ordered), dtype=np.int64), lengths)
-        build = _cat([np.asarray(r.builds, dtype=np.int64) for r in ordered], np.int64)
-        order = np.argsort(build, kind="stable")
-        self.series, self.build = series[order], build[order]
-        self.time = _cat([np.asarray(r.times, dtype="datetime64[ns]") for r in ordered], "datetime64[ns]")[order]
-        self.value = _cat([np.asarray(r.values, dtype=np.float64) for r in ordered], np.float64)[order]
-        self.stdev = _cat([np.asarray(r.stdevs, dtype=np.float64) for r in ordered], np.float64)[order]
+        if _one_axis(ordered):  # the rows build after build, series after series: a transpose
+            axis, count = np.asarray(ordered[0].builds, dtype=np.int64), len(ordered)
+            self.series = np.tile(np.arange(count, dtype=np.int64), len(axis))
+            self.build = np.repeat(axis, count)
+            self.time = np.repeat(np.asarray(ordered[0].times, dtype="datetime64[ns]"), count)
+            self.value = np.stack([np.asarray(r.values, dtype=np.float64) for r in ordered], axis=1).ravel()
+            self.stdev = np.stack([np.asarray(r.stdevs, dtype=np.float64) for r in ordered], axis=1).ravel()
+        else:
+            lengths = np.array([len(r.values) for r in ordered], dtype=np.int64)
+            series = np.repeat(np.arange(len(ordered), dtype=np.int64), lengths)
+            build = _cat([np.asarray(r.builds, dtype=np.int64) for r in ordered], np.int64)
+            order = np.argsort(build, kind="stable")
+            self.series, self.build = series[order], build[order]
+            self.time = _cat([np.asarray(r.times, dtype="datetime64[ns]") for r in ordered], "datetime64[ns]")[order]
+            self.value = _cat([np.asarray(r.values, dtype=np.float64) for r in ordered], np.float64)[order]
+            self.stdev = _cat([np.asarray(r.stdevs, dtype=np.float64) for r in ordered], np.float64)[order]
         cuts = np.flatnonzero(np.diff(self.build)) + 1
         starts = np.concatenate(([0], cuts)).astype(np.int64)
         ends = np.concatenate((cuts, [len(self.build)])).astype(np.int64)

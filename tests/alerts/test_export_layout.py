@@ -399,3 +399,30 @@ def test_a_batch_that_ends_while_the_pool_is_polled_is_not_lost(tmp_path, monkey
     ex.write(lambda path, exc: None, pool=_LatePool())
     assert ex.formatted == alone.formatted and len(ex.formatted) == 11
     assert files(tmp_path / "late") == files(tmp_path / "alone")
+
+
+def test_the_rows_of_series_on_one_axis_are_those_of_the_sort_by_build():
+    """Series sharing their builds and times arrays (a job that ran every test in each build) take
+    the transpose; the same series on copies of the arrays take the stable sort by build: the
+    rows, spans and digests are the same (a gap in the builds, a NaN and a stdev included)."""
+    from pal.alerts.export import _JobRows, _one_axis, _format_version
+
+    rng = np.random.default_rng(2)
+    shared = [make_result(list(rng.normal(10.0, 1.0, 6)), job=ICX, name=f"t{i}", first_build=3) for i in range(4)]
+    axis, times = np.array([3, 4, 6, 7, 8, 11], dtype=np.int64), shared[0].times
+    for i, r in enumerate(shared):
+        r.builds, r.times = axis, times
+        r.stdevs = np.full(6, 0.5 * i)
+    shared[2].values[3] = math.nan
+    copied = [make_result(list(r.values), job=ICX, name=f"t{i}", first_build=3) for i, r in enumerate(shared)]
+    for r, s in zip(copied, shared):
+        r.builds, r.times, r.stdevs = axis.copy(), times.copy(), s.stdevs.copy()
+    assert _one_axis(shared) and not _one_axis(copied)
+    a, b = _JobRows(ICX, shared[::-1]), _JobRows(ICX, copied)
+    for name in ("series", "build", "time", "value", "stdev"):
+        assert np.array_equal(getattr(a, name), getattr(b, name), equal_nan=name in ("value", "stdev")), name
+    assert a.spans == b.spans == [(int(x), 4 * k, 4 * k + 4) for k, x in enumerate(axis)]
+    version = _format_version()
+    assert [a.digest(lo, hi, ("tb", "v"), version) for _, lo, hi in a.spans] == \
+        [b.digest(lo, hi, ("tb", "v"), version) for _, lo, hi in b.spans]
+    assert a.value[4 * 3 + 2] != a.value[4 * 3 + 2]  # series t2's NaN at build 7, in its place
