@@ -135,3 +135,42 @@ def test_graph_sections_follow_csit_metric_order_then_frame_size_and_cores():
         ("mrr", "64B", "2C"), ("mrr", "64B", "10C"), ("mrr", "1518B", "1C"), ("mrr", "IMIX", "1C"),
         ("ndr", "64B", "1C"), ("pdr", "64B", "1C"), ("soak", "64B", "1C"), ("latency_pdr50_d1", "64B", "1C"),
         ("latency_pdr50_d2", "64B", "1C"), ("zzz", "64B", "1C")]
+
+
+#: the index's rows as ``templates/index.html`` wrote them in a Jinja loop until stop 49
+#: (``pal.render.pages.dash_rows`` builds the same text in Python)
+JINJA_ROWS = (
+    "{% for r in t.rows -%}\n"
+    '<tr{% if r.css %} class="{{ r.css }}"{% endif %} data-nic="{{ r.nic }}" data-fs="{{ r.frame_size }}" '
+    'data-cores="{{ r.cores }}"><td><a href="s/{{ r.slug }}.html">{{ r.name }}</a></td><td>{{ r.trend | '
+    "fmt(2 if t.unit != 'µs' else 1) }}</td><td>{{ r.runs }}</td><td data-sort=\"{{ (r.short_term * r.direction) "
+    '| fmt(4) }}"{% if r.short_css %} class="{{ r.short_css }}"{% endif %}>{{ r.short_term | fmt(2) }}</td>'
+    '<td data-sort="{{ r.badness | fmt(4) }}"{% if r.long_css %} class="{{ r.long_css }}"{% endif %}>'
+    "{{ r.long_term | fmt(2) }}</td><td>{{ r.regressions }}</td><td>{{ r.progressions }}</td></tr>\n"
+    "{% endfor -%}\n"
+)
+
+
+def test_the_index_rows_are_the_jinja_loops_text():
+    """Names with markup and quotes, a name over the 500 characters a page shows, unknown (NaN)
+    values, lower-is-better rows, changes under and over the colouring threshold, the µs unit."""
+    from pal.render.dashboard import DashTable
+    from pal.render.pages import DEFAULT_TEMPLATES, dash_rows, make_env
+
+    env = make_env(DEFAULT_TEMPLATES)
+    reference = env.from_string(JINJA_ROWS)
+    rng = np.random.default_rng(5)
+    names = ['ip4 <b>"x"</b> & \'y\'', "a" * 600, "plain-64b-1c", ""]
+    for unit in ("Mpps", "µs", ""):
+        table = DashTable("2n-icx", "mrr", "1c", unit)
+        for i in range(40):
+            pick = lambda v: math.nan if rng.random() < 0.15 else v  # noqa: E731
+            table.rows.append(DashRow(
+                name=names[i % 4] + str(i), slug=f"s-{i}<&>", nic=['x710', '<nic "q">', ''][i % 3],
+                frame_size=["64B", "IMIX", ""][i % 3], cores=["1C", "2C", ""][i % 3],
+                trend=pick(float(rng.normal(10, 5))), runs=int(rng.integers(0, 200)),
+                short_term=pick(float(rng.normal(0, 8))), long_term=pick(float(rng.choice([0.001, -0.004, 3.0, -12.5]))),
+                regressions=int(rng.integers(0, 2)), progressions=int(rng.integers(0, 2)),
+                direction=[1, -1][i % 2], threshold=[0.0, 5.0][i % 2 == 0 and i % 4 == 0]))
+        assert str(dash_rows(table)) == reference.render(t=table)
+    assert str(dash_rows(DashTable("tb", "mrr", "", "Mpps"))) == ""
