@@ -101,7 +101,7 @@ def job_csv_file(job: str, results: list[SeriesResult], facts: BuildIndex,
         axes.setdefault(id(r.builds), []).append(j)
     rows = np.unique(np.concatenate([np.asarray(results[js[0]].builds, dtype=np.int64) for js in axes.values()]))
     matrix = np.full((len(rows), len(results)), np.nan)  # the values as they are: the digests' input
-    at = np.full(len(rows), np.datetime64("NaT"), dtype="datetime64[ns]")
+    date_of = np.full(len(rows), np.datetime64("NaT"), dtype="datetime64[ns]")
     dated = np.zeros(len(rows), dtype=bool)
     for js in axes.values():
         r = results[js[0]]
@@ -111,20 +111,20 @@ def job_csv_file(job: str, results: list[SeriesResult], facts: BuildIndex,
         new = np.flatnonzero(~dated[pos])
         if len(new):
             place, first = np.unique(pos[new], return_index=True)
-            at[place] = np.asarray(r.times, dtype="datetime64[ns]")[new[first]]
+            date_of[place] = np.asarray(r.times, dtype="datetime64[ns]")[new[first]]
             dated[place] = True
     matrix[~np.isfinite(matrix)] = np.nan  # inf is no value either: an empty cell (one NaN, one digest)
     numbers = rows.tolist()
     versions = csvtext.quote_cells(csv_cell(facts.get(job, b).version) for b in numbers)
-    dates = csvtext.quote_cells(t or "" for t in time_labels(at))
+    dates = csvtext.quote_cells(t or "" for t in time_labels(date_of))
     digests = [_row_digest(f"{b},{d},{v},", matrix[i]) for i, (b, d, v) in enumerate(zip(numbers, dates, versions))]
-    lines: list[str | None] = [None] * len(numbers)
     old = _previous_rows(previous, header_digest)
+    kept: dict[int, str] = {}
     for i, (b, digest) in enumerate(zip(numbers, digests)):
-        kept = old.get(str(b))
-        if kept is not None and kept[0] == digest and kept[1].startswith(f"{b},"):
-            lines[i] = kept[1]
-    todo = [i for i, line in enumerate(lines) if line is None]
+        last = old.get(str(b))
+        if last is not None and last[0] == digest and last[1].startswith(f"{b},"):
+            kept[i] = last[1]
+    todo = [i for i in range(len(numbers)) if i not in kept]
     if todo:
         width = len(results)
         offsets = pa.array(np.arange(0, len(todo) * width + 1, width, dtype=np.int32))
@@ -132,13 +132,14 @@ def job_csv_file(job: str, results: list[SeriesResult], facts: BuildIndex,
         shown[~np.isfinite(shown)] = np.nan
         cells = pa.ListArray.from_arrays(offsets, csvtext.float_text(shown.ravel()))  # one list per build
         for i, line in zip(todo, pc.binary_join(cells, ",").to_pylist()):
-            lines[i] = f"{numbers[i]},{dates[i]},{versions[i]},{line}\n"
+            kept[i] = f"{numbers[i]},{dates[i]},{versions[i]},{line}\n"
+    lines = [kept[i] for i in range(len(numbers))]
     index: dict[str, list[Any]] = {}
-    at = len(head)
+    end = len(head)
     for b, digest, line in zip(numbers, digests, lines):
-        index[str(b)] = [digest, at, at + len(line)]  # type: ignore[arg-type]
-        at += len(line)  # type: ignore[arg-type]
-    return JobCsv(head + "".join(lines), {"header": header_digest, "length": at, "rows": index})  # type: ignore[arg-type]
+        index[str(b)] = [digest, end, end + len(line)]
+        end += len(line)
+    return JobCsv(head + "".join(lines), {"header": header_digest, "length": end, "rows": index})
 
 
 def _row_digest(head: str, values: np.ndarray) -> str:
