@@ -8,7 +8,10 @@ downloads, against pandas.
 Times are CPU seconds of this process (user + system). References, measured in the same run
 on the same data: ``DataFrame.to_csv`` of the neutralised
 frame (what ``csv_bytes`` did before) and the per-job download written cell by cell with
-``csv.writer``. Both outputs are checked byte for byte against their reference.
+``csv.writer``. Both outputs are checked byte for byte against their reference. Then the
+downloads a day later: the window slid by one build, each job's file made from the day
+before's (``job_csv_file``: its unchanged rows taken), against the same files made from
+scratch (``job_csv``), the texts equal.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from pal.alerts.export import _csv_bytes_pandas as pandas_csv  # the old path: t
 from pal.alerts.export import csv_bytes, series_frame, write_csv
 from pal.model import Change, SeriesKey, SeriesResult, TrendGroup
 from pal.render.buildinfo import BuildIndex
-from pal.render.downloads import job_csv, measured
+from pal.render.downloads import job_csv, job_csv_file, measured
 from tests.render.test_downloads import cell_by_cell  # the cell-by-cell reference
 
 JOBS = ["csit-vpp-perf-mrr-daily-master-2n-icx", "csit-vpp-perf-mrr-daily-master-2n-spr",
@@ -134,6 +137,27 @@ def main() -> None:
     news, t_new = timed(lambda: [job_csv(j, results, facts) for j in jobs])
     assert news == refs, "job_csv differs from the cell-by-cell download"
     print(f"downloads, {len(jobs)} jobs: cell by cell {t_ref:.2f} s, job_csv {t_new:.2f} s ({t_ref / t_new:.1f}x)")
+    yesterday, today = day_pair(results)
+    last = [job_csv_file(j, yesterday, facts) for j in jobs]
+    full, t_full = timed(lambda: [job_csv(j, today, facts) for j in jobs])
+    slid, t_slid = timed(lambda: [job_csv_file(j, today, facts, f) for j, f in zip(jobs, last)])
+    assert [f.text for f in slid] == full, "a slid download differs from the one made from scratch"
+    print(f"downloads a day later (the window slid by one build), {len(jobs)} jobs: from scratch {t_full:.2f} s, "
+          f"from the day before's files {t_slid:.2f} s ({t_slid / t_full:.2f} of it)")
+
+
+def day_pair(results: list[SeriesResult]) -> tuple[list[SeriesResult], list[SeriesResult]]:
+    """Each series without its last run (the day before) and without its first (today), the
+    series of a job sharing their builds and times arrays as a run's do (``series.shared_axis``)."""
+    days: tuple[list[SeriesResult], list[SeriesResult]] = ([], [])
+    axes: dict[tuple[str, int], tuple[np.ndarray, np.ndarray]] = {}
+    for r in results:
+        n = len(r.builds)
+        for day, cut in enumerate((slice(0, n - 1), slice(1, n))):
+            builds, times = axes.setdefault((r.key.job, day), (r.builds[cut].copy(), r.times[cut].copy()))
+            days[day].append(dataclasses.replace(r, builds=builds, times=times, values=r.values[cut],
+                                                 stdevs=r.stdevs[cut], trend=r.trend[cut]))
+    return days
 
 
 if __name__ == "__main__":
