@@ -267,7 +267,8 @@ def _write(files: SiteFiles, previous: Path, results: list[SeriesResult], sample
             meanwhile()
         if pool is None:
             problems = sorted(_render_groups(*args, tasks))  # as the pool's: whoever drew them
-        _write_jobs(files, previous, pages, jobs, results, builds, facts, info.links)
+        # (a render of everything, ``changed`` None, takes nothing from the previous site: ``pal run --full``)
+        _write_jobs(files, previous if changed is not None else None, pages, jobs, results, builds, facts, info.links)
         _write_index(files, pages, results, samples, builds, report, alerts, jobs, group_links, info.links, spec)
         if feed is not None:
             problems = feed.finish()
@@ -660,11 +661,13 @@ def _jobs_of(builds: pd.DataFrame) -> list[str]:
     return [str(j) for j in builds["job"].dropna().unique()]
 
 
-def _write_jobs(files: SiteFiles, previous: Path, pages: Pages, jobs: list[str], results: list[SeriesResult],
+def _write_jobs(files: SiteFiles, previous: Path | None, pages: Pages, jobs: list[str], results: list[SeriesResult],
                 builds: pd.DataFrame, facts: BuildIndex, links: Links) -> None:
+    """Each job's download, statistics graphs and page; ``previous``: the site whose downloads'
+    unchanged rows may be taken (``job_csv_file``), None for none."""
     for job in jobs:
         js = safe_slug(job)
-        csv = job_csv_file(job, results, facts, _previous_csv(previous, js))
+        csv = job_csv_file(job, results, facts, _previous_csv(previous, js) if previous is not None else None)
         files.write_text(f"downloads/{js}.csv", csv.text)
         files.write_text(f"data/csv/{js}.json", json.dumps(csv.index, sort_keys=True, separators=(",", ":")) + "\n")
         df = stats.job_builds(builds, job)

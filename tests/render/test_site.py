@@ -739,3 +739,28 @@ def test_data_until_is_the_newest_time_of_the_data_never_the_clock():
     assert site_mod._data_until([], pd.DataFrame(), None) == ""
     when = datetime(2026, 1, 2, 3, 4, tzinfo=timezone.utc)
     assert site_mod._data_until([a], builds, when) == "2026-01-02 03:04 UTC"
+
+
+def test_a_redraw_takes_the_downloads_unchanged_rows_and_a_full_render_none(tmp_path, monkeypatch):
+    """A second render (``changed`` given) takes every row of the job downloads from the site it
+    replaces, byte-identical and with its row index; a render of everything (``changed`` None:
+    ``pal run --full``) formats them all again; an index the site lost costs only its own job's rows."""
+    from pal.render import downloads
+
+    index, results, _ = render(tmp_path)
+    root = index.parent
+    csvs = sorted((root / "downloads").glob("*.csv"))
+    first = {p.name: p.read_bytes() for p in csvs}
+    assert len(csvs) == 2 and len(list((root / "data" / "csv").glob("*.json"))) == 2
+    counted: list[int] = []
+    real = downloads.csvtext.float_text
+    monkeypatch.setattr(downloads.csvtext, "float_text", lambda v: counted.append(len(v)) or real(v))
+    render(tmp_path, changed={results[0].key})
+    assert counted == [] and {p.name: p.read_bytes() for p in csvs} == first
+    render(tmp_path, changed=None)
+    assert len(counted) == 2 and {p.name: p.read_bytes() for p in csvs} == first
+    counted.clear()
+    lost = next((root / "data" / "csv").glob("csit-vpp-perf-mrr-daily-master-2n-icx-*.json"))
+    lost.unlink()
+    render(tmp_path, changed={results[0].key})
+    assert len(counted) == 1 and {p.name: p.read_bytes() for p in csvs} == first and lost.exists()
