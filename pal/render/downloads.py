@@ -12,7 +12,6 @@ from __future__ import annotations
 import functools
 import hashlib
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -74,11 +73,11 @@ def job_csv(job: str, results: list[SeriesResult], facts: BuildIndex) -> str:
 
 @functools.lru_cache(maxsize=1)
 def _format_digest() -> bytes:
-    """What decides a row's text besides its cells: this module's and csvtext's code."""
-    h = hashlib.blake2b(digest_size=16)
-    for mod in (__file__, csvtext.__file__):
-        h.update(Path(mod).read_bytes())
-    return h.digest()
+    """What decides a row's text besides its cells: pal's code (``fingerprint.code_digest``) and
+    the NumPy and Arrow that round and print its numbers (``measured``, ``csvtext.float_text``)."""
+    from pal.fingerprint import code_digest
+
+    return hashlib.blake2b(f"{code_digest()}|{np.__version__}|{pa.__version__}".encode(), digest_size=16).digest()
 
 
 def job_csv_file(job: str, results: list[SeriesResult], facts: BuildIndex,

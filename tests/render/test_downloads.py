@@ -179,3 +179,24 @@ def test_rows_are_formatted_again_when_the_last_file_does_not_fit(monkeypatch):
     counted.clear()
     assert job_csv_file(JOB, same, other_version, last).text == cell_by_cell(JOB, same, other_version)
     assert counted == [2]
+
+
+def test_another_arrow_formats_every_row_again(monkeypatch):
+    """Arrow prints the numbers (``csvtext.float_text``): a file made with another Arrow is not
+    taken from, however its rows' cells compare."""
+    from pal.render import downloads
+    from pal.render.downloads import job_csv_file
+
+    values = {"t.a": [1.5, 2.5, 3.5], "t.b": [4.0, 5.0, 6.0]}
+    facts = facts_for([(JOB, b, "v1") for b in (1, 2, 3)])
+    last = job_csv_file(JOB, _job(values, 1), facts)
+    counted = _counting(monkeypatch)
+    assert job_csv_file(JOB, _job(values, 1), facts, last).text == last.text and counted == []
+    monkeypatch.setattr(downloads.pa, "__version__", "0.0.0")
+    downloads._format_digest.cache_clear()
+    try:
+        again = job_csv_file(JOB, _job(values, 1), facts, last)
+    finally:
+        monkeypatch.undo()
+        downloads._format_digest.cache_clear()
+    assert again.text == last.text and again.index["header"] != last.index["header"] and counted == [6]
