@@ -13,7 +13,10 @@ PIN    := -c constraints.txt
 help:  ## list targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*##/\t/'
 
-$(STAMP): setup.cfg pyproject.toml constraints.txt
+# the compiled kernels (C, setup.py): an edited one is built again by the next `make venv`
+KERNELS := $(wildcard pal/*/*_kernel.c)
+
+$(STAMP): setup.cfg setup.py pyproject.toml constraints.txt $(KERNELS)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q $(PIN) -e '.[test]'

@@ -6,14 +6,13 @@
 Prints times, speed ratios and whether the outputs are identical (boundaries, labels, averages,
 stdevs and bits); the daily case: 6,000 series of 180 runs fully classified (compiled vs the
 NumPy fallback) against extending a state held in memory by one run (what a saved state could at
-best give; pal keeps none: the window slides daily), plus the first-call cost (numba import + load
-or compile of the kernel).
+best give; pal keeps none: the window slides daily), plus the first-call cost (the compiled
+kernel's import and first call, in a fresh process).
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import time
 
@@ -58,11 +57,11 @@ def _jumpavg(values):
 
 def _numpy_path(fn, *args):
     """fn(*args) on the NumPy fallback (the module's switch, restored afterwards)."""
-    saved, mdl.USE_NUMBA = mdl.USE_NUMBA, False
+    saved, mdl.USE_COMPILED = mdl.USE_COMPILED, False
     try:
         return fn(*args)
     finally:
-        mdl.USE_NUMBA = saved
+        mdl.USE_COMPILED = saved
 
 
 def daily_case(count: int, runs: int, numpy_count: int) -> None:
@@ -91,18 +90,14 @@ def daily_case(count: int, runs: int, numpy_count: int) -> None:
           f"  full recompute / in-memory state {t_full / t_state:5.2f}  identical {from_state == got}", flush=True)
 
 
-def first_call(cache_dir: str | None = None) -> float:
-    """Seconds of the first classify in a fresh interpreter (numba import, kernel load/compile).
-
-    cache_dir: a Numba cache directory to use (an empty one measures the compile).
-    """
+def first_call() -> float:
+    """Seconds of the first classify in a fresh interpreter (the compiled kernel's import included)."""
     import subprocess
     import sys
 
-    env = dict(os.environ, **({"NUMBA_CACHE_DIR": cache_dir} if cache_dir else {}))
     code = ("import time, pal.analysis.mdl as m\n"
             "t = time.perf_counter(); m.classify([1.0, 2.0]); print(time.perf_counter() - t)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     return float(out.stdout)
 
 
@@ -111,12 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--full", action="store_true", help="also run jumpavg at N=5,000 (~100 s)")
     args = parser.parse_args(argv)
 
-    import tempfile
-
-    with tempfile.TemporaryDirectory() as cache:
-        cold = first_call(cache)
-    print(f"first classify in a fresh process: numba import + compile {cold:.2f} s,"
-          f" numba import + cached kernel {first_call():.2f} s", flush=True)
+    print(f"first classify in a fresh process (kernel import included): {first_call() * 1e3:.1f} ms", flush=True)
     for n in (1000, 5000):
         values = series(n)
         t_pal, got = _timed(_pal, values, repeat=3)

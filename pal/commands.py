@@ -191,7 +191,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     # starts before the spec is read (0.2 s: checking the detectors' parameters imports numpy),
     # for the executor the command line names or else the default one (local), and the spec's
     # executor keeps it or stops it; either way before the stages' imports (pal.pipeline:
-    # pandas, pyarrow, numba...).
+    # pandas, pyarrow...).
     guess = (getattr(args, "executor", None) or "local", getattr(args, "workers", None) or 2)
     start_early(*guess)
     try:

@@ -89,7 +89,7 @@ EARLY = """
 import sys, types
 import pal.executor
 
-HEAVY = ("numpy", "pandas", "pyarrow", "numba", "lxml", "jinja2")
+HEAVY = ("numpy", "pandas", "pyarrow", "pal.analysis.mdl_kernel", "lxml", "jinja2")
 
 def early(kind, workers):
     print("start", kind, workers, *sorted(m for m in HEAVY if m in sys.modules))
@@ -114,7 +114,7 @@ sys.exit(main(sys.argv[1:]))
 def test_run_starts_its_workers_before_reading_the_spec(tmp_path):
     """``pal run`` starts its forkserver (``start_early``) before it reads its spec, for the executor
     the command line names or else the default (a local pool), and before it imports numpy,
-    pandas, pyarrow, numba...: the server's preload then runs beside those imports and the spec's
+    pandas, pyarrow, the compiled kernels...: the server's preload then runs beside those imports and the spec's
     checks (which import numpy: 0.2 s). A spec whose executor forks no workers stops it and
     starts its own; one that does keeps it."""
     (tmp_path / "builds").mkdir()
@@ -176,10 +176,12 @@ def test_a_run_that_fails_before_its_executor_leaves_no_forkserver(tmp_path, cap
 def test_the_modules_a_run_with_nothing_new_uses_import_no_later_stage():
     """A run with nothing new stops after the download check and the fingerprint. The modules
     it goes through (the pipeline, the sources, the store, the fingerprint) import neither the
-    parse (lxml), the render (jinja2) nor the analysis' compiled kernels (numba): each is
+    parse (lxml), the render (jinja2) nor the compiled kernels (C extensions): each is
     imported where its stage runs. (pandas and pyarrow they do need: the window's builds.)"""
     code = ("import sys\nimport pal.pipeline, pal.sources, pal.store, pal.fingerprint, pal.executor, pal.history\n"
-            "print(*sorted(m for m in ('lxml', 'jinja2', 'numba', 'pal.render', 'pal.parse.build') if m in sys.modules))")
+            "print(*sorted(m for m in ('lxml', 'jinja2', 'pal.analysis.mdl_kernel', 'pal.analysis.filters_kernel', "
+            "'pal.analysis.bands_kernel', 'pal.render.text_kernel', 'pal.render', 'pal.parse.build') "
+            "if m in sys.modules))")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip() == ""

@@ -18,10 +18,10 @@ Both write out numpy's ``linear`` quantile (``_linear_index`` and numpy's ``_ler
 prefixes numpy's pairwise summation (``_numpy_sum``), so the floats are those of
 ``np.quantile``, ``np.mean`` and ``np.std`` (the tests compare them bit for bit).
 
-That is the NumPy form (``_rolling_stats``). With numba installed and a window of at most
-``_PAIRWISE_BLOCK`` values, ``rolling_bands`` takes the same statistics from the compiled
-``pal.analysis.bands_kernel``, one loop per window, bit for bit the NumPy form's (the tests run
-on both paths); the NumPy form is the fallback and the reference.
+That is the NumPy form (``_rolling_stats``). For a window of at most ``_PAIRWISE_BLOCK``
+values, ``rolling_bands`` takes the same statistics from the compiled kernel
+``pal.analysis.bands_kernel`` (C, built at install), one loop per window, bit for bit the NumPy
+form's (the tests run on both paths); the NumPy form is the fallback and the reference.
 """
 
 from __future__ import annotations
@@ -155,9 +155,9 @@ def _window_stats(valid: np.ndarray, window: int) -> tuple[np.ndarray, np.ndarra
     return q2, mean, sd
 
 
-#: Compute the statistics in the compiled kernel (pal.analysis.bands_kernel) when numba is
-#: importable; tests turn it off to check the NumPy form (the reference) against it.
-USE_NUMBA = True
+#: Compute the statistics in the compiled kernel (pal.analysis.bands_kernel: C, built at install)
+#: when it is importable; tests turn it off to check the NumPy form (the reference) against it.
+USE_COMPILED = True
 
 
 def _rolling_stats(valid: np.ndarray, window: int, first: int, stop: int) -> np.ndarray:
@@ -179,9 +179,11 @@ def rolling_bands(values: np.ndarray, window: int = DEFAULTS["window"], min_hist
     """Per sample: MM, TMA, TMSD and TMA ± sigma·TMSD of the valid runs before it (NaN while too few)."""
     x = np.ascontiguousarray(values, dtype=np.float64)
     first = max(min_history, 1)
-    kernel = compiled.load("pal.analysis.bands_kernel") if USE_NUMBA and 1 <= window <= _PAIRWISE_BLOCK else None
+    kernel = compiled.load("pal.analysis.bands_kernel") if USE_COMPILED and 1 <= window <= _PAIRWISE_BLOCK else None
     if kernel is not None:  # all of it compiled: the steps below were half a drill-down's bands
-        mm, tma, lo, hi, tmsd = kernel.bands_at(x, window, first, float(sigma))
+        out = np.empty((5, len(x)))  # rows mm, tma, tma_lo, tma_hi, tmsd, written whole
+        kernel.bands_at(x, window, first, float(sigma), out)
+        mm, tma, lo, hi, tmsd = out
         return {"mm": mm, "tma": tma, "tma_lo": lo, "tma_hi": hi, "tmsd": tmsd}
     present = ~np.isnan(x)
     valid = np.ascontiguousarray(x[present])

@@ -190,9 +190,11 @@ def isolated_runs(values: np.ndarray, k_sigma: float = 4.0) -> list[int]:
     x = np.asarray(values, dtype=np.float64)
     kernel = _kernel()
     if kernel is not None:
-        done, found = kernel.isolated_runs(x, float(k_sigma))
+        xc = np.ascontiguousarray(x)  # the kernel reads C-contiguous arrays (and 1-D: a scalar becomes one)
+        found = np.empty(max(len(xc) - 2, 0), dtype=np.int64)  # the kernel writes the runs' indices here
+        done, m = kernel.isolated_runs(xc, float(k_sigma), found)
         if done:
-            return found.tolist()
+            return found[:m].tolist()
     valid = np.flatnonzero(~np.isnan(x))
     if len(valid) < 3:
         return []
@@ -275,7 +277,7 @@ def run_noise(values: np.ndarray) -> float:
     x = np.asarray(values, dtype=np.float64)
     kernel = _kernel()
     if kernel is not None:
-        done, noise = kernel.run_noise(x)
+        done, noise = kernel.run_noise(np.ascontiguousarray(x))
         if done:
             return noise
     x = x[~np.isnan(x)]
@@ -296,13 +298,13 @@ def _median(x: np.ndarray) -> float:
     return float((part[h - 1] + part[h]) / 2.0)
 
 
-#: Run the scans in the compiled kernel (pal.analysis.filters_kernel) when numba is importable;
+#: Run the scans in the compiled kernel (pal.analysis.filters_kernel: C, built at install);
 #: tests turn it off to check the NumPy forms (the reference) against it.
-USE_NUMBA = True
+USE_COMPILED = True
 
 
 def _kernel() -> Any:
-    return compiled.load("pal.analysis.filters_kernel") if USE_NUMBA else None
+    return compiled.load("pal.analysis.filters_kernel") if USE_COMPILED else None
 
 
 def _best_shift(x: np.ndarray, sigma: float, min_runs: int, min_after: int) -> tuple[float, int]:

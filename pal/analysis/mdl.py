@@ -15,11 +15,12 @@ same left-to-right search runs with the per-candidate statistics held in NumPy a
   bit total are therefore exactly those of jumpavg.
 * All state needed to go on is kept in :class:`MdlState`, so appending k runs to a series of N
   costs O(N*k) instead of a full O(N^2) recompute.
-* The same search runs compiled (:mod:`pal.analysis.mdl_kernel`, Numba) when numba is
-  importable: the NumPy path pays ~25 us of interpreter overhead per run, so a series of 180
+* The same search runs in the compiled kernel (:mod:`pal.analysis.mdl_kernel`, C, built at
+  install): the NumPy path pays ~25 us of interpreter overhead per run, so a series of 180
   runs cost ~5 ms and the daily recompute of 6,000 series ~30 s. The kernel gives the same
-  floats (see its docstring); it is imported at the first search, compiled once per machine
-  (cached on disk), and the NumPy path stays as the fallback (``USE_NUMBA = False`` forces it).
+  floats (see the top comment of its source, ``mdl_kernel.c``); it is imported at the first
+  search, and the NumPy path stays as the fallback (``USE_COMPILED = False`` forces it; it also
+  runs when the kernel was not built).
 
 The bit formulas (CSIT-FORMATS.md section 7), for a group of n samples with average a,
 population stdev s and the previous group's average p, all divided by ``unit``, M = max / unit:
@@ -204,18 +205,18 @@ def _unit_of(max_value: float, unit: float | None, sbps: float | None) -> float:
 # The compiled kernel and its exact tables
 # ---------------------------------------------------------------------------
 
-#: Run the search in the compiled kernel (pal.analysis.mdl_kernel) when numba is importable.
-#: The one module-level switch: tests turn it off to check the NumPy path against it.
-USE_NUMBA = True
+#: Run the search in the compiled kernel (pal.analysis.mdl_kernel, C, built at install) when it
+#: was built. The one module-level switch: tests turn it off to check the NumPy path against it.
+USE_COMPILED = True
 
 
 def _load_kernel() -> Any:
-    """The kernel module, imported (not compiled: that happens at its first call) once."""
+    """The kernel module, imported once (at the first search), or None when it was not built."""
     return compiled.load("pal.analysis.mdl_kernel")
 
 
 def _kernel() -> Any:
-    return _load_kernel() if USE_NUMBA else None
+    return _load_kernel() if USE_COMPILED else None
 
 
 def _build_tables(size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -80,16 +80,16 @@ class Json:
     text: str
 
 
-#: Write number texts in the compiled kernel (pal.render.text_kernel) when numba is importable;
-#: tests turn it off to check the Python forms (the reference) against it.
-USE_NUMBA = True
+#: Write number texts in the compiled kernel (pal.render.text_kernel: C, built at install); tests
+#: turn it off to check the Python forms (the reference) against it.
+USE_COMPILED = True
 #: decimals the kernel writes (beyond them a value's digits need more than a float's fraction)
 _KERNEL_DIGITS = 15
 
 
 def text_kernel() -> Any:
-    """``pal.render.text_kernel``, or None (numba missing, or ``USE_NUMBA`` off)."""
-    return compiled.load("pal.render.text_kernel") if USE_NUMBA else None
+    """``pal.render.text_kernel``, or None (not built, or ``USE_COMPILED`` off)."""
+    return compiled.load("pal.render.text_kernel") if USE_COMPILED else None
 
 
 def js_floats(values: Any, digits: int) -> str:

@@ -605,20 +605,29 @@ def _extras(results: list[SeriesResult], samples: pd.DataFrame, alerts: list[Ale
     return {k: SeriesExtras(tuple(v["alerts"]), tuple(v["failures"])) for k, v in by_key.items()}
 
 
+def render_files(templates_dir: Path | None = None) -> list[tuple[str, Path]]:
+    """What draws the pages, by name: the templates and static files, the render code (the text
+    kernel's C source where the checkout has it, and its build) and the bands' code and kernel (the
+    drawn bands are made at render time)."""
+    out = []
+    for root in (Path(templates_dir) if templates_dir else DEFAULT_TEMPLATES, Path(__file__).resolve().parent):
+        out += [(str(path.relative_to(root)), path) for path in sorted(root.rglob("*"))
+                if path.is_file() and path.suffix in (".py", ".html", ".css", ".js", ".svg", ".c", ".so")]
+    bands_code = Path(bands_module.__file__)
+    out += [("", path) for path in [bands_code, *sorted(bands_code.parent.glob("bands_kernel*"))] if path.is_file()]
+    return out
+
+
 def render_fingerprint(templates_dir: Path | None = None) -> str:
-    """A digest of what draws the pages: pal's version, the templates and the render code.
+    """A digest of what draws the pages (``render_files``) and pal's version.
 
     Part of every page digest, so a new pal (or an edited template) draws every page again
     instead of keeping pages (and group graphs) drawn by the old one.
     """
     h = hashlib.sha1(pal_version.encode())
-    roots = [Path(templates_dir) if templates_dir else DEFAULT_TEMPLATES, Path(__file__).resolve().parent]
-    for root in roots:
-        for path in sorted(p for p in root.rglob("*") if p.is_file() and p.suffix in (".py", ".html", ".css", ".js",
-                                                                                         ".svg")):
-            h.update(str(path.relative_to(root)).encode())
-            h.update(path.read_bytes())
-    h.update(Path(bands_module.__file__).read_bytes())  # the drawn bands are made at render time
+    for name, path in render_files(templates_dir):
+        h.update(name.encode())
+        h.update(path.read_bytes())
     return h.hexdigest()
 
 

@@ -19,10 +19,11 @@ from pal.analysis.tma import TmaDetector, window_stats
 
 @pytest.fixture(params=["compiled", "numpy"])
 def path(request, monkeypatch):
-    """Each test on both paths: the compiled statistics (pal.analysis.bands_kernel) and the NumPy form."""
+    """Each test on both paths: the compiled statistics (pal.analysis.bands_kernel, C built at
+    install: a missing kernel fails here, it is not skipped) and the NumPy form."""
     if request.param == "compiled":
-        pytest.importorskip("pal.analysis.bands_kernel", reason="numba is not installed")
-    monkeypatch.setattr(bands, "USE_NUMBA", request.param == "compiled")
+        import pal.analysis.bands_kernel  # noqa: F401
+    monkeypatch.setattr(bands, "USE_COMPILED", request.param == "compiled")
     return request.param
 
 
@@ -109,13 +110,13 @@ def test_bands_equal_tma_detector(seed, path):
 def test_bands_equal_reference_any_floats(values, window, min_history):
     x = np.asarray(values, dtype=np.float64)
     ref = reference(x, window, min_history)
-    saved = bands.USE_NUMBA
+    saved = bands.USE_COMPILED
     try:
         for use in (True, False):  # both paths (hypothesis runs no function-scoped fixture)
-            bands.USE_NUMBA = use
+            bands.USE_COMPILED = use
             assert_same_bits(rolling_bands(x, window, min_history), ref)
     finally:
-        bands.USE_NUMBA = saved
+        bands.USE_COMPILED = saved
 
 
 def test_lengths_around_min_history_and_window(path):
@@ -179,3 +180,128 @@ def test_bands_hand_computed(path):
     assert b["tma"][5] == pytest.approx(11.5)
     assert b["tmsd"][5] == pytest.approx(np.std([10, 12, 11, 13], ddof=1))
     assert np.isnan(b["tma"][:5]).all()
+
+
+# -- the compiled kernel (pal.analysis.bands_kernel, C) against the NumPy form, at its edges --
+
+def _both_paths(x: np.ndarray, window: int, min_history: int, sigma: float = 3.0):
+    """rolling_bands of x on the compiled path and on the NumPy form."""
+    out = {}
+    for use in (True, False):
+        saved, bands.USE_COMPILED = bands.USE_COMPILED, use
+        try:
+            with np.errstate(all="ignore"):
+                out[use] = rolling_bands(x, window, min_history, sigma)
+        finally:
+            bands.USE_COMPILED = saved
+    return out[True], out[False]
+
+
+def test_kernel_is_built_and_taken(monkeypatch):
+    """The install builds the kernel: it loads, and rolling_bands calls it for a window <= 128."""
+    from pal import compiled
+
+    kernel = compiled.load("pal.analysis.bands_kernel")
+    assert kernel is not None and not kernel.__file__.endswith(".py")
+    calls = []
+
+    class Spy:
+        def bands_at(self, *args):
+            calls.append(args[1:4])
+            return kernel.bands_at(*args)
+
+    monkeypatch.setattr(compiled, "load", lambda name: Spy())
+    monkeypatch.setattr(bands, "USE_COMPILED", True)
+    x = np.arange(1.0, 30.0)
+    assert_same_bits(rolling_bands(x, 14, 5), reference(x, 14, 5))
+    rolling_bands(x, 129, 5)  # past numpy's pairwise block: the NumPy form
+    assert calls == [(14, 5, 3.0)]
+
+
+def test_import_does_not_load_the_kernel_module():
+    import subprocess
+    import sys
+
+    code = "import sys, pal.analysis.bands; assert 'pal.analysis.bands_kernel' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.parametrize("window", [1, 2, 3, 7, 8, 9, 15, 16, 17, 24, 127, 128])
+def test_kernel_windows_around_numpys_sum_blocks(window):
+    # sums of fewer than 8 values, of exactly 8 and 16 (blocks only), with a remainder, of 128
+    rng = np.random.default_rng(window)
+    for first in sorted({1, 2, max(window - 1, 1), window}):
+        for n in (0, 1, 2, window - 1, window, window + 1, 2 * window + 5, 170):
+            x = mrr_like(rng, max(n, 0), wide=n % 2 == 1)
+            got, ref = _both_paths(x, window, first)
+            assert_same_bits(got, ref)
+            assert_same_bits(got, reference(x, window, first))
+
+
+@pytest.mark.parametrize("values", [
+    [np.inf, -np.inf, 1.0, 2.0, 3.0, np.inf, 4.0, -np.inf, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0],  # inf - inf: NaN
+    [1e308, 1.7e308, -1e308, 1e308, 5.0, 1.7e308, 1.7e308, 1e308, 1e308, 1e308, 1.7e308, 2.0],  # sums overflow
+    [5e-324, 1e-310, -5e-324, 2.2e-308, 0.0, 5e-324, 1e-310, 1e-310, 3e-310, 5e-324],  # subnormals
+    [0.0, -0.0, 0.0, -0.0, 1.0, -1.0, 0.0, -0.0, 0.0, 0.0, -0.0, 2.0, 0.0, -0.0],  # signed zeros
+    [3.0, 3.0, 3.0, 3.0, 3.0, 3.0, 3.0, 3.0, 3.0, 3.0, 1e9, 3.0, 3.0, 3.0, 3.0],  # IQR 0: one outlier
+    [-1e7, -1.1e7, -0.9e7, -1e7, np.nan, -1e7, -5e7, -1e7, -1.05e7, -1e7, -0.95e7, -1e7, -1e7, -2e7],
+    [1.0, np.nan, 2.0, np.nan, np.nan, 2.0, 1.0, 2.0, 1.0, 2.0, np.nan, 1.0, 1.0, 2.0, 2.0, 1.0, np.nan],
+])
+@pytest.mark.parametrize("window, min_history", [(1, 1), (3, 1), (5, 2), (8, 8), (9, 5), (14, 5)])
+def test_kernel_equals_numpy_form_on_extreme_values(values, window, min_history):
+    x = np.array(values * 3)
+    got, ref = _both_paths(x, window, min_history)
+    assert_same_bits(got, ref)
+
+
+@pytest.mark.parametrize("sigma", [0.0, -1.0, 0.5, 1e300, np.inf, np.nan])
+def test_kernel_equals_numpy_form_for_any_sigma(sigma):
+    rng = np.random.default_rng(5)
+    x = mrr_like(rng, 170)
+    x[[20, 21]] = np.inf, -np.inf  # NaN statistics for the windows that hold both
+    got, ref = _both_paths(x, 14, 5, sigma)
+    assert_same_bits(got, ref)
+
+
+def test_kernel_writes_every_cell_and_checks_its_arguments():
+    from pal.analysis import bands_kernel
+
+    x = np.array([1.0, np.nan, 2.0, 4.0, 3.0, 5.0, 9.0, np.nan])
+    out = np.full((5, len(x)), 12345.0)  # garbage: every cell is written
+    assert bands_kernel.bands_at(x, 3, 2, 3.0, out) is None
+    ref = rolling_bands(x, 3, 2)
+    np.testing.assert_array_equal(out, np.array([ref[k] for k in BAND_NAMES]))
+    assert np.isnan(out[:, :3]).all() and not np.isnan(out[:, 3:]).any()
+    for bad_x, bad_out, err in [
+        (x.astype(np.float32), out, TypeError),
+        (np.arange(16.0)[::2], out, TypeError),  # not contiguous
+        (x, np.empty((5, len(x) - 1)), ValueError),
+        (x, np.empty((len(x), 5)), ValueError),
+        (x, np.empty((5, len(x)), dtype=np.int64), TypeError),
+        (x, np.empty((len(x), 5)).T, TypeError),  # not C-contiguous
+    ]:
+        with pytest.raises(err):
+            bands_kernel.bands_at(bad_x, 3, 2, 3.0, bad_out)
+    read_only = np.empty((5, len(x)))
+    read_only.flags.writeable = False
+    with pytest.raises(TypeError):
+        bands_kernel.bands_at(x, 3, 2, 3.0, read_only)
+    with pytest.raises(ValueError):
+        bands_kernel.bands_at(x, 0, 2, 3.0, out)
+    with pytest.raises(ValueError):
+        bands_kernel.bands_at(x, 3, 0, 3.0, out)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_kernel_rolling_stats_equal_the_numpy_forms(seed):
+    from pal.analysis import bands_kernel
+
+    rng = np.random.default_rng(seed)
+    valid = mrr_like(rng, int(rng.integers(0, 60)), wide=seed % 2 == 1)
+    valid = valid[~np.isnan(valid)]
+    window = int(rng.integers(1, 20))
+    for first in range(1, window + 1):
+        stop = min(window, len(valid) + 1)
+        stats = np.full((3, len(valid) + 1), 12345.0)
+        bands_kernel.rolling_stats(valid, window, first, stop, stats)
+        np.testing.assert_array_equal(stats, bands._rolling_stats(valid, window, first, stop))

@@ -1,6 +1,6 @@
-"""The compiled scans of the alert filters (pal.analysis.filters_kernel): the NumPy forms' exact
-results (the same z, start and end, ties and NaN as ``np.argmax`` has them) on every edge, and
-the same alertable changes on a whole labelled set whichever path runs."""
+"""The compiled scans of the alert filters (pal.analysis.filters_kernel: C, built at install): the
+NumPy forms' exact results (the same z, start and end, ties and NaN as ``np.argmax`` has them) on
+every edge, and the same alertable changes on a whole labelled set whichever path runs."""
 
 from __future__ import annotations
 
@@ -12,10 +12,9 @@ import numpy as np
 import pytest
 
 from pal.analysis import filters
+from pal.analysis import filters_kernel as kernel  # built at install: missing is a failure, not a skip
 from pal.analysis.mdl_detector import MdlDetector
 from pal.evaluation.datasets import honest
-
-kernel = pytest.importorskip("pal.analysis.filters_kernel", reason="numba is not installed")
 
 
 def same(a: tuple, b: tuple) -> bool:
@@ -83,7 +82,7 @@ def test_noise_and_isolated_runs_equal_the_numpy_forms(monkeypatch):
     def both(f, *args):
         out = []
         for use in (True, False):
-            monkeypatch.setattr(filters, "USE_NUMBA", use)
+            monkeypatch.setattr(filters, "USE_COMPILED", use)
             out.append(f(*args))
         return out
 
@@ -111,21 +110,88 @@ def test_alertable_changes_do_not_depend_on_the_path(monkeypatch, confirm_runs):
     series = honest(seed=2, n_changing=30, n_stationary=10)
     out = {}
     for use in (True, False):
-        monkeypatch.setattr(filters, "USE_NUMBA", use)
+        monkeypatch.setattr(filters, "USE_COMPILED", use)
         out[use] = [filters.alertable_changes(det, s.values, s.direction, confirm_runs=confirm_runs, window_runs=10)
                     for s in series]
     assert out[True] == out[False]
     assert sum(len(c) for c in out[True]) > 30  # the set has changes to alert on
 
 
-def test_import_does_not_load_numba():
+def test_import_does_not_load_the_kernel_module():
     code = (
         "import sys\n"
         "import numpy as np\n"
         "import pal.analysis.filters as f\n"
-        "print('numba' in sys.modules)\n"
+        "print('pal.analysis.filters_kernel' in sys.modules)\n"
         "f._best_shift(np.arange(20.0), 1.0, 8, 8)\n"
         "print('pal.analysis.filters_kernel' in sys.modules)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "True"]
+
+
+def both_paths(monkeypatch, f, *args):
+    """``f(*args)`` with the compiled kernel, then with the NumPy forms."""
+    out = []
+    for use in (True, False):
+        monkeypatch.setattr(filters, "USE_COMPILED", use)
+        out.append(f(*args))
+    return out
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_noise_medians_by_hand(monkeypatch):
+    """The medians of an even count are (a + b) / 2, to the bit: differences 3, -2, 6, -5 have
+    the median 0.5, deviations 2.5, 2.5, 5.5, 5.5 the median 4. Two middle deviations of 1.7e308
+    add up to inf (a + (b - a) / 2 would stay finite), and the median of -inf and inf is NaN."""
+    got, ref = both_paths(monkeypatch, filters.run_noise, np.array([1.0, 4.0, 2.0, 8.0, 3.0]))
+    assert got == ref == 4.0 / 0.6745 / math.sqrt(2.0)
+    got, ref = both_paths(monkeypatch, filters.run_noise, np.array([1.0, np.nan, 4.0, 2.0, np.nan, 8.0]))
+    assert got == ref == 3.0 / 0.6745 / math.sqrt(2.0)  # differences 3, -2, 6 of the valid runs: 3; 0, 5, 3: 3
+    got, ref = both_paths(monkeypatch, filters.run_noise, np.array([1.7e308, 0.0, -1.7e308, 0.0, 1.7e308]))
+    assert got == ref == math.inf
+    got, ref = both_paths(monkeypatch, filters.run_noise, np.array([1e308, -1e308, 1e308, -1e308, 1e308]))
+    assert math.isnan(got) and math.isnan(ref)
+    done, noise = kernel.run_noise(np.array([1.0, np.inf, 2.0, 3.0]))  # left to the NumPy form
+    assert done is False and math.isnan(noise)
+    assert kernel.run_noise(np.array([np.nan, 1.0, np.nan, 2.0]))[0] is True  # two valid runs: NaN, done
+
+
+def test_long_series_equal_the_numpy_forms(monkeypatch):
+    """A series longer than the kernel's stack scratch (its heap path): a 3000-run level of
+    10e6 with a shift, a one-run spike and gaps."""
+    rng = np.random.default_rng(0)
+    x = rng.normal(10e6, 2e5, 3000)
+    x[1500:] += 3e5
+    x[2000] = 2e7
+    x[rng.random(3000) < 0.05] = np.nan
+    got, ref = both_paths(monkeypatch, filters.run_noise, x)
+    assert got == ref and 1.9e5 < got < 2.1e5
+    got, ref = both_paths(monkeypatch, filters.isolated_runs, x)
+    assert got == ref and 2000 in got
+    v = x[~np.isnan(x)]
+    sigma = filters.run_noise(x)
+    assert kernel.best_shift(v, sigma, 8, 8) == filters._best_shift_numpy(v, sigma, 8, 8)
+    assert kernel.best_excursion(v, sigma, 3, 10) == filters._best_excursion_numpy(v, sigma, (3, 10))
+    assert kernel.best_window(v, sigma, 8, filters._WINDOW_LENGTHS) == filters._best_window_numpy(v, sigma, 8)
+
+
+def test_isolated_runs_writes_the_caller_s_array():
+    """The kernel returns (done, count) and writes the runs' indices into ``out``; a wrong
+    array is refused, not written past."""
+    x = np.array([5.0, 5.1, 4.9, np.nan, 5.0, 9.0, 5.05, 4.95, 5.0, 5.02])
+    out = np.full(8, -1, dtype=np.int64)
+    assert kernel.isolated_runs(x, 4.0, out) == (True, 1) and out[0] == 5
+    assert kernel.isolated_runs(np.array([1.0, np.inf, 2.0, 3.0]), 4.0, np.empty(2, np.int64)) == (False, 0)
+    with pytest.raises(ValueError):
+        kernel.isolated_runs(x, 4.0, np.empty(7, np.int64))  # fewer than len(x) - 2
+    with pytest.raises(TypeError):
+        kernel.isolated_runs(x, 4.0, np.empty(8))  # not int64
+    with pytest.raises(TypeError):
+        kernel.run_noise(x[::2])  # not contiguous
+    with pytest.raises(TypeError):
+        kernel.best_shift(np.arange(20), 1.0, 8, 8)  # not float64
+    with pytest.raises(ValueError):
+        kernel.best_shift(np.arange(20.0), 1.0, -1, 8)  # a negative part
+    assert filters.run_noise(np.arange(40.0)[::2]) == 0.0  # the wrappers make strided input contiguous
+    assert filters.isolated_runs(np.repeat(x, 2)[::2]) == [5]

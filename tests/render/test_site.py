@@ -764,3 +764,15 @@ def test_a_redraw_takes_the_downloads_unchanged_rows_and_a_full_render_none(tmp_
     lost.unlink()
     render(tmp_path, changed={results[0].key})
     assert len(counted) == 1 and {p.name: p.read_bytes() for p in csvs} == first and lost.exists()
+
+
+def test_the_page_digests_cover_the_render_kernels_source_and_build():
+    """The text kernel and the bands' kernel draw the pages: their C source (in a checkout) and their
+    builds are in what a page digest covers, so a new kernel draws every page again."""
+    from pal.render.site import render_files
+
+    names = {path.name for _, path in render_files()}
+    for kernel in ("text_kernel", "bands_kernel"):
+        assert f"{kernel}.c" in names
+        assert any(n.startswith(f"{kernel}.") and n.endswith(".so") for n in names), names
+    assert {"series.html", "svg.py", "bands.py"} <= names

@@ -15,11 +15,10 @@ NS = "{http://www.w3.org/2000/svg}"
 
 @pytest.fixture(params=["compiled", "python"], autouse=True)
 def path(request, monkeypatch):
-    """Each test on both paths: coordinates written by the compiled loop (pal.render.text_kernel)
-    and by the Python form."""
-    if request.param == "compiled":
-        pytest.importorskip("pal.render.text_kernel", reason="numba is not installed")
-    monkeypatch.setattr(escape, "USE_NUMBA", request.param == "compiled")
+    """Each test on both paths: coordinates written by the compiled loop (pal.render.text_kernel, C
+    built at install: a missing kernel fails here, it is not skipped) and by the Python form."""
+    monkeypatch.setattr(escape, "USE_COMPILED", request.param == "compiled")
+    assert (escape.text_kernel() is not None) == (request.param == "compiled")
     return request.param
 
 

@@ -1,5 +1,5 @@
-"""The compiled number texts (pal.render.text_kernel): the Python forms' texts, byte for byte, or
-a refusal that sends the caller back to them."""
+"""The compiled number texts (pal.render.text_kernel, C built at install): the Python forms' texts,
+byte for byte, or a refusal that sends the caller back to them."""
 
 from __future__ import annotations
 
@@ -10,10 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pal.render import escape, graphs, svg
+from pal.render import escape, graphs, svg, text_kernel as kernel
 from tests.render.factory import make_result
-
-kernel = pytest.importorskip("pal.render.text_kernel", reason="numba is not installed")
 
 
 def _fixed(values: np.ndarray, digits: int) -> str | None:
@@ -65,6 +63,59 @@ def test_random_values_of_every_magnitude(digits):
     assert written >= ordinary.sum() - 5
 
 
+@pytest.mark.parametrize("digits", [0, 1, 3, 6, 15])
+def test_signs_zeros_carries_and_tiny_values_are_written_as_python_writes_them(digits):
+    """Each value on its own, each written by the loop (none is near a tie): ``-`` for -0.0 and for
+    negatives that round to zero, carries into the units, subnormals, NaN of either sign as null."""
+    v = [-0.0, 0.0, -4e-7, 4e-7, 5e-324, -5e-324, 1e-300, 0.9999999, -0.9999999, 9.5e-4, -123.456,
+         999999.9999996, 2.0**30 + 0.375, -(2.0**30 + 0.625), math.nan, -math.nan, math.inf, -math.inf]
+    for x in v:
+        if abs(x) * 10.0**digits < 2.0**40:
+            assert _fixed(np.array([x]), digits) == _python(np.array([x]), digits), x
+
+
+def test_the_last_whole_numbers_before_the_loop_gives_up():
+    """Below 2**48 a whole number's neighbours are a quarter apart at most: the loop is sure of them;
+    from 2**50 on the product's error bound reaches one half and it leaves every value to Python."""
+    assert _fixed(np.array([2.0**48 + 0.25, -(2.0**48 + 0.75), 2.0**48 - 0.5 + 0.125]), 0) == \
+        "281474976710656,-281474976710657,281474976710656"
+    assert _fixed(np.array([2.0**50 + 1.0]), 0) is None
+    assert _fixed(np.array([2.0**52 - 1.0]), 0) is None
+
+
+@pytest.mark.parametrize("digits", [16, 17, 18])
+def test_more_decimals_than_the_pages_use(digits):
+    """Up to 18 decimals (10**digits an int64): small values, as ``"%.{digits}f"``."""
+    v = np.random.default_rng(digits).uniform(-1.0, 1.0, 2000) * 2.0**40 / 10.0**digits
+    written = [x for x in v.tolist() if _fixed(np.array([x]), digits) is not None]
+    assert len(written) > 1900
+    assert all(_fixed(np.array([x]), digits) == _python(np.array([x]), digits) for x in written)
+    with pytest.raises(ValueError):
+        _fixed(np.array([1.0]), 19)
+
+
+def test_the_kernel_checks_its_arrays():
+    """The buffers' sizes and types: no write past an output, no reinterpreted item."""
+    v = np.array([1.5, -2.25])
+    exact = np.empty(len("1.500,-2.250"), dtype=np.uint8)
+    assert kernel.fixed_list(v, 3, exact) == exact.size and exact.tobytes() == b"1.500,-2.250"
+    with pytest.raises(ValueError, match="too small"):
+        kernel.fixed_list(v, 3, np.empty(exact.size - 1, dtype=np.uint8))
+    with pytest.raises(TypeError):
+        kernel.fixed_list(v.astype(np.float32), 3, exact)
+    with pytest.raises(TypeError):
+        kernel.fixed_list(v, 3, np.frombuffer(bytes(64), dtype=np.uint8))  # read-only
+    with pytest.raises(ValueError, match="too small"):
+        kernel.tenths_pairs(np.array([1.0, 2.0]), *(svg._ascii(p) for p in svg._POINTS), np.empty(6, dtype=np.uint8))
+    kinds, texts, bounds = svg._markup((svg._pieces(svg.Line(np.zeros(1), np.zeros(1), "#000000")),))
+    with pytest.raises(ValueError, match="BAND"):  # a band's row without the upper edge's after it
+        kernel.drawn_items(np.zeros(2), np.ones(2, dtype=bool), np.zeros((1, 2)), np.array([1]), 260.0, 0.0, 2.0,
+                           texts, bounds, np.empty(200, dtype=np.uint8))
+    with pytest.raises(ValueError, match="columns"):
+        kernel.drawn_items(np.zeros(2), np.ones(2, dtype=bool), np.zeros((1, 3)), kinds, 260.0, 0.0, 2.0,
+                           texts, bounds, np.empty(200, dtype=np.uint8))
+
+
 @settings(max_examples=3000, deadline=None)
 @given(st.floats(allow_nan=True, allow_infinity=True, width=64), st.integers(0, 15))
 def test_any_float(x, digits):
@@ -84,7 +135,7 @@ def test_throughputs_are_written_by_the_loop():
 
 @pytest.mark.parametrize("use", [True, False])
 def test_js_floats_is_the_same_text_on_both_paths(monkeypatch, use):
-    monkeypatch.setattr(escape, "USE_NUMBA", use)
+    monkeypatch.setattr(escape, "USE_COMPILED", use)
     v = np.array([1.0, math.nan, 0.125, -3.5, 1e300])
     # 0.125 (a tie) and 1e300 send the array to the Python form on the compiled path
     assert escape.js_floats(v, 2) == "[1.00,null,0.12,-3.50," + "%.2f" % 1e300 + "]"
@@ -97,7 +148,7 @@ def test_js_floats_is_the_same_text_on_both_paths(monkeypatch, use):
 def test_a_runs_tables_cells_are_the_same_texts_on_both_paths(monkeypatch, use):
     """``fixed_texts`` (the drill-down's last runs): ``"%.{digits}f"`` per value, blank (or the
     given text) where it is missing, whichever path wrote it."""
-    monkeypatch.setattr(escape, "USE_NUMBA", use)
+    monkeypatch.setattr(escape, "USE_COMPILED", use)
     v = np.array([10.03456, math.nan, -0.00004, math.inf, 7.0])
     assert escape.fixed_texts(v, 4) == ["10.0346", "", "-0.0000", "", "7.0000"]
     assert escape.fixed_texts(v, 1, missing="-") == ["10.0", "-", "-0.0", "-", "7.0"]
@@ -121,7 +172,7 @@ def _pairs(flat: np.ndarray, seps: tuple[str, str, str, str]) -> str | None:
 def test_tenths_pairs_are_the_lookup_texts(seps):
     rng = np.random.default_rng(3)
     flat = rng.uniform(0, 1000.04, 2000)
-    flat[:6] = [0.0, -0.0, 0.05, 0.15, 999.95, 1000.0399]
+    flat[:10] = [0.0, -0.0, 0.05, 0.15, 999.95, 1000.0399, 5e-324, np.nextafter(1000.04, 0.0), 0.25, 2.5e-2]
     texts = svg._texts(flat)
     assert _pairs(flat, seps) == svg._pairs_pattern(1000, seps) % tuple(texts)
     assert _pairs(np.array([]), seps) == ""
@@ -138,7 +189,7 @@ def test_drill_down_graph_and_data_are_the_same_on_both_paths(monkeypatch):
                     + np.random.default_rng(2).normal(0, 1e5, 80))
     texts = []
     for use in (True, False):
-        monkeypatch.setattr(escape, "USE_NUMBA", use)
+        monkeypatch.setattr(escape, "USE_COMPILED", use)
         chart = graphs.detail_chart(r, "t", graphs.drawn_bands(r))
         texts.append((svg.render_svg(chart), escape.js_encode(graphs.series_data(r))))
     assert texts[0] == texts[1]
@@ -237,3 +288,20 @@ def test_the_one_call_draws_an_on_canvas_chart_and_gives_up_off_it():
     items[1] = svg.Line(xs, np.array([0.0, 1.0, 200.0, 3.0, 4.0, 5.0]), "#222222")  # y 200 -> pixel -140
     assert svg._together(items, xpos, frame, kernel) is None
     assert _all_drawn(items, True) == _all_drawn(items, False)
+
+
+def test_the_one_call_computes_the_heights_as_py_does():
+    """Heights drawn at a twentieth of a pixel (x.x5), where one unit in the last place decides the
+    tenth written: the one call's ``c - (v - y0) * sy`` is ``py``'s, operation for operation."""
+    c, y0, sy = 260.0, 3.7, 1.37
+    pixels = np.arange(100, 2500, 7) / 10 + 0.05
+    v, w = y0 + (c - pixels) / sy, y0 + (c - (pixels - 1.0)) / sy
+    xs = np.arange(len(v), dtype=float)
+    items = [svg.Band(xs, v, w, "#111111"), svg.Line(xs, v[::-1].copy(), "#222222"), svg.Dots(xs, v, "#333333")]
+
+    def xpos(x):
+        return 64 + x * 0.5, np.isfinite(x)
+
+    together = svg._together(items, xpos, (c, y0, sy), kernel)
+    assert together is not None
+    assert together == svg._draw_items(items, lambda x: 64 + x * 0.5, (c, y0, sy), False)

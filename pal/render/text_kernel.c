@@ -1,0 +1,743 @@
+/*
+ * pal.render.text_kernel: the number texts of the drill-downs, a C extension compiled at install
+ * by setup.py (-O2 -fno-fast-math -ffp-contract=off -fno-strict-aliasing: every float operation
+ * is the one written here, in the order written, none fused into a multiply-add).
+ *
+ * Why compiled: every drill-down writes about 1,500 numbers (its graph data with fixed decimals,
+ * its static graph's coordinates in tenths of a pixel), and Python's "%" formatting of them, with
+ * the dozen array calls a line's runs and level stretches took, was a third of a page's cost.
+ * Here one loop writes the ASCII text of a whole array, or a whole line, into a buffer (a uint8
+ * array the caller passes, written in place; the GIL is released while the loops run).
+ *
+ * Exactness (the texts are those of the Python forms, byte for byte, which the tests compare):
+ *
+ * - fixed_list is "%.{d}f" of each value, which rounds the value's exact binary expansion half
+ *   to even. The loop rounds y = |x| * 10**d (one float rounding, 10**d exact for d <= 22), which
+ *   gives the same digits whenever the fraction of y is farther from one half than the product's
+ *   rounding error: beyond that (a tie, or within a few units in the last place of one), and for
+ *   y >= 2**52, it gives up (returns -1) and the caller formats the array in Python.
+ * - tenths_pairs, polylines and polygons write coordinates as the lookup of svg._texts does:
+ *   rint(v * 10) tenths (rint: half to even, the default rounding mode) for coordinates in
+ *   [0, 1000.04); they give up (-1) on anything else (svg formats those with "%.1f"). The two
+ *   latter draw a whole line or band (its runs, the ends of its level stretches) as svg._draw
+ *   does, from the same pixel arrays.
+ * - drawn_items draws several lines, bands and sample paths over one x array in one call: their
+ *   pixel heights are py's (c - (v - y0) * sy, the same two float operations in the same order),
+ *   then the loops above.
+ *
+ * Arrays are taken through the buffer protocol (C-contiguous; float64, int64, and one-byte items
+ * for the texts, the masks and the output). An output buffer too small for what a call writes
+ * raises ValueError (the callers size theirs for the worst case); a refusal to write is -1.
+ */
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+/* drawn_items' kinds of row: a line, a band (this row its lower edge, the next its upper),
+ * samples (a path of round-capped dots), the upper edge of the band before */
+enum { LINE = 0, BAND = 1, SAMPLES = 2, UPPER = 3 };
+
+/* the loops' results below zero: a refusal (returned to Python as -1), or an error */
+#define GIVE_UP ((Py_ssize_t)-1)
+#define TOO_SMALL ((Py_ssize_t)-2)
+#define NO_UPPER ((Py_ssize_t)-3)
+#define NO_MEMORY ((Py_ssize_t)-4)
+
+/* 10**k, exact as doubles for k <= 22 */
+static const double POW10[23] = {
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+    1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+};
+/* fixed_list's decimals: 10**digits must be an int64 (the unit of the rounded value) */
+#define MAX_DIGITS 18
+/* 2**52: from here on a double has no fraction to round */
+static const double NO_FRACTION = 4503599627370496.0;
+/* the relative rounding error of one float multiplication, twice over (a margin): 2**-51 */
+static const double PRODUCT_ERROR = 0x1p-51;
+
+/* ------------------------------------------------------------------------------------------ */
+/* the loops (no Python object is touched: they run without the GIL)                          */
+
+/* The number of decimal digits of v >= 0. */
+static inline Py_ssize_t
+natural_len(int64_t v)
+{
+    Py_ssize_t n = 1;
+    int64_t t = v / 10;
+    while (t > 0) {
+        n += 1;
+        t /= 10;
+    }
+    return n;
+}
+
+/* The n decimal digits of v >= 0 at out[at:]; returns the end. */
+static inline Py_ssize_t
+put_natural(uint8_t *out, Py_ssize_t at, int64_t v, Py_ssize_t n)
+{
+    Py_ssize_t end = at + n, p = end - 1;
+    for (;;) {
+        out[p] = (uint8_t)(48 + v % 10);
+        v /= 10;
+        p -= 1;
+        if (p < at)
+            break;
+    }
+    return end;
+}
+
+/* text[0:len] at out[at:]; the end, or TOO_SMALL. */
+static inline Py_ssize_t
+put_text(uint8_t *out, Py_ssize_t cap, Py_ssize_t at, const uint8_t *text, Py_ssize_t len)
+{
+    if (len > cap - at)
+        return TOO_SMALL;
+    if (len)
+        memcpy(out + at, text, (size_t)len);
+    return at + len;
+}
+
+static Py_ssize_t
+fixed_list_loop(const double *values, Py_ssize_t n, int digits, uint8_t *out, Py_ssize_t cap)
+{
+    const double scale = POW10[digits];
+    const int64_t unit = (int64_t)scale; /* exact: digits <= 18 */
+    Py_ssize_t at = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (i) {
+            if (at >= cap)
+                return TOO_SMALL;
+            out[at++] = 44; /* , */
+        }
+        const double x = values[i];
+        if (!isfinite(x)) {
+            if (4 > cap - at)
+                return TOO_SMALL;
+            out[at] = 110; /* null */
+            out[at + 1] = 117;
+            out[at + 2] = 108;
+            out[at + 3] = 108;
+            at += 4;
+            continue;
+        }
+        const double y = fabs(x) * scale;
+        if (!(y < NO_FRACTION))
+            return GIVE_UP;
+        const double whole = floor(y);
+        if (fabs((y - whole) - 0.5) <= y * PRODUCT_ERROR)
+            return GIVE_UP; /* a tie, or too near one to tell which side the exact product is on */
+        const int64_t r = (int64_t)whole + (y - whole > 0.5 ? 1 : 0);
+        const int minus = copysign(1.0, x) < 0.0; /* as "%f" writes it, for -0.0 and values rounding to zero too */
+        const int64_t units = r / unit;           /* r >= 0: C's division is the floor division */
+        const Py_ssize_t nd = natural_len(units);
+        if (minus + nd + (digits ? 1 + digits : 0) > cap - at)
+            return TOO_SMALL;
+        if (minus)
+            out[at++] = 45; /* - */
+        at = put_natural(out, at, units, nd);
+        if (digits) {
+            out[at++] = 46; /* . */
+            int64_t frac = r % unit;
+            for (int k = digits - 1; k >= 0; k--) {
+                out[at + k] = (uint8_t)(48 + frac % 10);
+                frac /= 10;
+            }
+            at += digits;
+        }
+    }
+    return at;
+}
+
+/* v in tenths (svg._texts) at out[at:]; the end, GIVE_UP outside [0, 1000.04), or TOO_SMALL. */
+static inline Py_ssize_t
+put_tenths(uint8_t *out, Py_ssize_t cap, Py_ssize_t at, double v)
+{
+    if (!(v >= 0.0 && v < 1000.04))
+        return GIVE_UP;
+    const int64_t t = (int64_t)rint(v * 10.0);
+    const int64_t whole = t / 10; /* 0 ... 1000: its digits written without counting them first */
+    const Py_ssize_t len = (whole >= 1000 ? 4 : whole >= 100 ? 3 : whole >= 10 ? 2 : 1) + 2;
+    if (len > cap - at)
+        return TOO_SMALL;
+    if (whole >= 100) {
+        if (whole >= 1000)
+            out[at++] = (uint8_t)(48 + whole / 1000);
+        out[at++] = (uint8_t)(48 + whole / 100 % 10);
+    }
+    if (whole >= 10)
+        out[at++] = (uint8_t)(48 + whole / 10 % 10);
+    out[at] = (uint8_t)(48 + whole % 10);
+    out[at + 1] = 46; /* . */
+    out[at + 2] = (uint8_t)(48 + t % 10);
+    return at + 3;
+}
+
+/* A piece of markup: len bytes at p. */
+typedef struct {
+    const uint8_t *p;
+    Py_ssize_t len;
+} Text;
+
+static Py_ssize_t
+tenths_pairs_loop(const double *flat, Py_ssize_t n, Text pre, Text mid, Text post, Text between,
+                  uint8_t *out, Py_ssize_t cap)
+{
+    Py_ssize_t at = 0;
+    for (Py_ssize_t i = 0; i < n - 1; i += 2) {
+        if (i && (at = put_text(out, cap, at, between.p, between.len)) < 0)
+            return at;
+        if ((at = put_text(out, cap, at, pre.p, pre.len)) < 0)
+            return at;
+        if ((at = put_tenths(out, cap, at, flat[i])) < 0)
+            return at;
+        if ((at = put_text(out, cap, at, mid.p, mid.len)) < 0)
+            return at;
+        if ((at = put_tenths(out, cap, at, flat[i + 1])) < 0)
+            return at;
+        if ((at = put_text(out, cap, at, post.p, post.len)) < 0)
+            return at;
+    }
+    return at;
+}
+
+/* The first run of true in ok[i:n]: its start in *a, its end (exclusive) returned; equal at the end. */
+static inline Py_ssize_t
+next_run(const uint8_t *ok, Py_ssize_t n, Py_ssize_t i, Py_ssize_t *a)
+{
+    while (i < n && !ok[i])
+        i++;
+    *a = i;
+    while (i < n && ok[i])
+        i++;
+    return i;
+}
+
+/* " x,y" (no blank before the first point) at out[at:]; the end, or below zero. */
+static inline Py_ssize_t
+put_point(uint8_t *out, Py_ssize_t cap, Py_ssize_t at, int first, double x, double y)
+{
+    if (!first) {
+        if (at >= cap)
+            return TOO_SMALL;
+        out[at++] = 32; /* blank */
+    }
+    if ((at = put_tenths(out, cap, at, x)) < 0)
+        return at;
+    if (at >= cap)
+        return TOO_SMALL;
+    out[at] = 44; /* , */
+    return put_tenths(out, cap, at + 1, y);
+}
+
+/* svg._draw of a Line: each run of ok longer than one point as head + its points (inside a level
+ * stretch only its ends: svg._corners) + tail. */
+static Py_ssize_t
+polylines_loop(const double *xs, const double *ys, const uint8_t *ok, Py_ssize_t n, Text head, Text tail,
+               uint8_t *out, Py_ssize_t cap)
+{
+    Py_ssize_t at = 0, a, i;
+    i = next_run(ok, n, 0, &a);
+    while (a < i) {
+        if (i - a == 1) {
+            i = next_run(ok, n, i, &a);
+            continue; /* a lone sample is drawn by its dot */
+        }
+        if ((at = put_text(out, cap, at, head.p, head.len)) < 0)
+            return at;
+        for (Py_ssize_t k = a; k < i; k++) {
+            if (a < k && k < i - 1) {
+                const double t = rint(ys[k] * 10.0);
+                if (t == rint(ys[k - 1] * 10.0) && t == rint(ys[k + 1] * 10.0))
+                    continue;
+            }
+            if ((at = put_point(out, cap, at, k == a, xs[k], ys[k])) < 0)
+                return at;
+        }
+        if ((at = put_text(out, cap, at, tail.p, tail.len)) < 0)
+            return at;
+        i = next_run(ok, n, i, &a);
+    }
+    return at;
+}
+
+/* svg._draw of a Band: each run of ok as head + its outline (the upper edge left to right, the
+ * lower edge back) + tail. */
+static Py_ssize_t
+polygons_loop(const double *xs, const double *lo, const double *hi, const uint8_t *ok, Py_ssize_t n,
+              Text head, Text tail, uint8_t *out, Py_ssize_t cap)
+{
+    Py_ssize_t at = 0, a, i;
+    i = next_run(ok, n, 0, &a);
+    while (a < i) {
+        if ((at = put_text(out, cap, at, head.p, head.len)) < 0)
+            return at;
+        for (Py_ssize_t k = a; k < i; k++)
+            if ((at = put_point(out, cap, at, k == a, xs[k], hi[k])) < 0)
+                return at;
+        for (Py_ssize_t k = i - 1; k > a - 1; k--)
+            if ((at = put_point(out, cap, at, 0, xs[k], lo[k])) < 0)
+                return at;
+        if ((at = put_text(out, cap, at, tail.p, tail.len)) < 0)
+            return at;
+        i = next_run(ok, n, i, &a);
+    }
+    return at;
+}
+
+/* text[start:stop] as Python (and Numba) slice it: negative bounds from the end, clamped. */
+static inline Text
+slice_of(const uint8_t *text, Py_ssize_t len, int64_t start, int64_t stop)
+{
+    if (start < 0) {
+        start += len;
+        if (start < 0)
+            start = 0;
+    }
+    else if (start > len)
+        start = len;
+    if (stop < 0) {
+        stop += len;
+        if (stop < 0)
+            stop = 0;
+    }
+    else if (stop > len)
+        stop = len;
+    Text t = {text + start, stop > start ? (Py_ssize_t)(stop - start) : 0};
+    return t;
+}
+
+static Py_ssize_t
+drawn_items_loop(const double *xs, const uint8_t *okx, Py_ssize_t n, const double *ys, Py_ssize_t rows,
+                 const int64_t *kinds, double c, double y0, double sy, const uint8_t *texts,
+                 Py_ssize_t texts_len, const int64_t *bounds, uint8_t *out, Py_ssize_t cap)
+{
+    double *lo = PyMem_RawMalloc(sizeof(double) * (size_t)(2 * n + 1));
+    uint8_t *ok = PyMem_RawMalloc((size_t)n + 1);
+    Py_ssize_t at = 0;
+    if (lo == NULL || ok == NULL) {
+        at = NO_MEMORY;
+        goto done;
+    }
+    double *hi = lo + n;
+    for (Py_ssize_t r = 0; r < rows; r++) {
+        const int64_t kind = kinds[r];
+        if (kind == UPPER)
+            continue;
+        if (kind == BAND && r + 1 >= rows) {
+            at = NO_UPPER;
+            goto done;
+        }
+        const double *row = ys + r * n;
+        Py_ssize_t valid = 0;
+        for (Py_ssize_t k = 0; k < n; k++) {
+            const double v = row[k];
+            lo[k] = c - (v - y0) * sy;
+            ok[k] = okx[k] && isfinite(v);
+            if (kind == BAND) {
+                const double w = row[n + k];
+                hi[k] = c - (w - y0) * sy;
+                ok[k] = ok[k] && isfinite(w);
+            }
+            valid += ok[k];
+        }
+        const int64_t *b = bounds + 4 * r;
+        const Text head = slice_of(texts, texts_len, b[0], b[1]);
+        const Text tail = slice_of(texts, texts_len, b[2], b[3]);
+        Py_ssize_t got;
+        if (kind == LINE)
+            got = polylines_loop(xs, lo, ok, n, head, tail, out + at, cap - at);
+        else if (kind == BAND)
+            got = polygons_loop(xs, lo, hi, ok, n, head, tail, out + at, cap - at);
+        else if (valid == 0)
+            continue; /* no sample to draw: no path */
+        else { /* "M x yh0" a point (svg._draw's pairs), between the head and the tail */
+            Py_ssize_t p = put_text(out, cap, at, head.p, head.len);
+            for (Py_ssize_t k = 0; k < n && p >= 0; k++) {
+                if (!ok[k])
+                    continue;
+                if (p >= cap) {
+                    p = TOO_SMALL;
+                    break;
+                }
+                out[p] = 77; /* M */
+                if ((p = put_tenths(out, cap, p + 1, xs[k])) < 0)
+                    break;
+                if (p >= cap) {
+                    p = TOO_SMALL;
+                    break;
+                }
+                out[p] = 32; /* blank */
+                if ((p = put_tenths(out, cap, p + 1, lo[k])) < 0)
+                    break;
+                if (2 > cap - p) {
+                    p = TOO_SMALL;
+                    break;
+                }
+                out[p] = 104; /* h0 */
+                out[p + 1] = 48;
+                p += 2;
+            }
+            if (p >= 0)
+                p = put_text(out, cap, p, tail.p, tail.len);
+            got = p < 0 ? p : p - at;
+        }
+        if (got < 0) {
+            at = got;
+            goto done;
+        }
+        at += got;
+    }
+done:
+    PyMem_RawFree(lo);
+    PyMem_RawFree(ok);
+    return at;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* the Python functions: arguments, buffers, errors                                           */
+
+enum { F64, I64, BYTES };
+
+/* obj's buffer in *view (C-contiguous, of ndim dimensions, its items of the kind), or -1 with an
+ * exception set (and nothing held). */
+static int
+get_array(PyObject *obj, Py_buffer *view, const char *func, const char *name, int kind, int ndim, int writable)
+{
+    if (PyObject_GetBuffer(obj, view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0)) < 0) {
+        PyObject *type, *value, *tb;
+        PyErr_Fetch(&type, &value, &tb);
+        PyErr_Format(PyExc_TypeError, "%s: %s must be a C-contiguous%s array (%S)", func, name,
+                     writable ? " writable" : "", value ? value : Py_None);
+        Py_XDECREF(type);
+        Py_XDECREF(value);
+        Py_XDECREF(tb);
+        return -1;
+    }
+    const char *f = view->format ? view->format : "B";
+    if (*f == '@' || *f == '=')
+        f++;
+#if PY_LITTLE_ENDIAN
+    else if (*f == '<' && (f[1] == 'd' || f[1] == 'q'))
+        f++;
+#endif
+    int ok;
+    const char *what;
+    switch (kind) {
+    case F64:
+        ok = view->itemsize == 8 && strcmp(f, "d") == 0;
+        what = "a float64";
+        break;
+    case I64:
+        ok = view->itemsize == 8 && (strcmp(f, "l") == 0 || strcmp(f, "q") == 0);
+        what = "an int64";
+        break;
+    default:
+        ok = view->itemsize == 1 && f[0] != 0 && f[1] == 0 && strchr("Bb?c", f[0]) != NULL;
+        what = "a uint8 (or bool)";
+        break;
+    }
+    if (!ok) {
+        PyErr_Format(PyExc_TypeError, "%s: %s must be %s array, not of format '%s' (item size %zd)",
+                     func, name, what, view->format ? view->format : "B", view->itemsize);
+        PyBuffer_Release(view);
+        return -1;
+    }
+    if (view->ndim != ndim) {
+        PyErr_Format(PyExc_ValueError, "%s: %s must have %d dimension%s, not %d", func, name, ndim,
+                     ndim == 1 ? "" : "s", view->ndim);
+        PyBuffer_Release(view);
+        return -1;
+    }
+    return 0;
+}
+
+/* Up to 10 buffers held by one call, all released at its end. */
+typedef struct {
+    Py_buffer views[10];
+    int held;
+} Held;
+
+static Py_buffer *
+hold(Held *h, PyObject *obj, const char *func, const char *name, int kind, int ndim, int writable)
+{
+    Py_buffer *view = &h->views[h->held];
+    if (get_array(obj, view, func, name, kind, ndim, writable) < 0)
+        return NULL;
+    h->held++;
+    return view;
+}
+
+static void
+release(Held *h)
+{
+    while (h->held > 0)
+        PyBuffer_Release(&h->views[--h->held]);
+}
+
+static Py_ssize_t
+length(Py_buffer *view)
+{
+    return view->shape ? view->shape[0] : view->len / view->itemsize;
+}
+
+static int
+check_args(const char *func, Py_ssize_t nargs, Py_ssize_t want)
+{
+    if (nargs == want)
+        return 0;
+    PyErr_Format(PyExc_TypeError, "%s() takes %zd arguments (%zd given)", func, want, nargs);
+    return -1;
+}
+
+static int
+at_least(const char *func, const char *name, Py_buffer *view, Py_ssize_t n, const char *of)
+{
+    if (length(view) >= n)
+        return 0;
+    PyErr_Format(PyExc_ValueError, "%s: %s has %zd items, fewer than %s (%zd)", func, name, length(view), of, n);
+    return -1;
+}
+
+/* The loop's result as Python's: its length, -1 (a refusal), or an exception. */
+static PyObject *
+result(const char *func, Py_ssize_t got)
+{
+    if (got >= 0 || got == GIVE_UP)
+        return PyLong_FromSsize_t(got);
+    if (got == TOO_SMALL)
+        return PyErr_Format(PyExc_ValueError, "%s: out is too small for the text", func);
+    if (got == NO_UPPER)
+        return PyErr_Format(PyExc_ValueError, "%s: the last row is a BAND without its UPPER row", func);
+    return PyErr_NoMemory();
+}
+
+static Text
+text_of(Py_buffer *view)
+{
+    Text t = {(const uint8_t *)view->buf, view->len};
+    return t;
+}
+
+PyDoc_STRVAR(fixed_list_doc,
+"fixed_list(values, digits, out)\n--\n\n"
+"``\",\".join(\"%.{digits}f\" % v)`` of the float64 ``values`` (``null`` where not finite) into the\n"
+"uint8 array ``out`` (``len(values) * (digits + 22)`` bytes suffice); its length, or -1 when some\n"
+"value is one whose rounding this loop cannot be sure of (a tie or near one, or\n"
+"``|v| * 10**digits >= 2**52``). ``digits``: 0 to 18.");
+
+static PyObject *
+fixed_list(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    static const char *func = "fixed_list";
+    if (check_args(func, nargs, 3) < 0)
+        return NULL;
+    Py_ssize_t digits = PyNumber_AsSsize_t(args[1], PyExc_OverflowError);
+    if (digits == -1 && PyErr_Occurred())
+        return NULL;
+    if (digits < 0 || digits > MAX_DIGITS)
+        return PyErr_Format(PyExc_ValueError, "%s: digits must be 0 to %d, not %zd", func, MAX_DIGITS, digits);
+    Held h = {.held = 0};
+    Py_buffer *values, *out;
+    if (!(values = hold(&h, args[0], func, "values", F64, 1, 0))
+        || !(out = hold(&h, args[2], func, "out", BYTES, 1, 1))) {
+        release(&h);
+        return NULL;
+    }
+    Py_ssize_t got;
+    Py_BEGIN_ALLOW_THREADS
+    got = fixed_list_loop((const double *)values->buf, length(values), (int)digits, (uint8_t *)out->buf, out->len);
+    Py_END_ALLOW_THREADS
+    release(&h);
+    return result(func, got);
+}
+
+PyDoc_STRVAR(tenths_pairs_doc,
+"tenths_pairs(flat, pre, mid, post, between, out)\n--\n\n"
+"Each pair (x, y) of the float64 ``flat`` as ``pre x mid y post``, the pairs joined by ``between``\n"
+"(uint8 arrays), the numbers in tenths (``svg._texts``). Returns the length written into ``out``,\n"
+"or -1 when a number is outside [0, 1000.04) or not finite.");
+
+static PyObject *
+tenths_pairs(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    static const char *func = "tenths_pairs";
+    if (check_args(func, nargs, 6) < 0)
+        return NULL;
+    Held h = {.held = 0};
+    Py_buffer *flat, *pre, *mid, *post, *between, *out;
+    if (!(flat = hold(&h, args[0], func, "flat", F64, 1, 0)) || !(pre = hold(&h, args[1], func, "pre", BYTES, 1, 0))
+        || !(mid = hold(&h, args[2], func, "mid", BYTES, 1, 0))
+        || !(post = hold(&h, args[3], func, "post", BYTES, 1, 0))
+        || !(between = hold(&h, args[4], func, "between", BYTES, 1, 0))
+        || !(out = hold(&h, args[5], func, "out", BYTES, 1, 1))) {
+        release(&h);
+        return NULL;
+    }
+    Py_ssize_t got;
+    Py_BEGIN_ALLOW_THREADS
+    got = tenths_pairs_loop((const double *)flat->buf, length(flat), text_of(pre), text_of(mid), text_of(post),
+                            text_of(between), (uint8_t *)out->buf, out->len);
+    Py_END_ALLOW_THREADS
+    release(&h);
+    return result(func, got);
+}
+
+PyDoc_STRVAR(polylines_doc,
+"polylines(xs, ys, ok, head, tail, out)\n--\n\n"
+"``svg._draw`` of a Line: each run of ``ok`` longer than one point as ``head`` + its points\n"
+"(``x,y`` in tenths, blank-separated; inside a level stretch only its ends: ``svg._corners``)\n"
+"+ ``tail``. The length written into ``out``, or -1 when a point is outside [0, 1000.04).");
+
+static PyObject *
+polylines(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    static const char *func = "polylines";
+    if (check_args(func, nargs, 6) < 0)
+        return NULL;
+    Held h = {.held = 0};
+    Py_buffer *xs, *ys, *ok, *head, *tail, *out;
+    if (!(xs = hold(&h, args[0], func, "xs", F64, 1, 0)) || !(ys = hold(&h, args[1], func, "ys", F64, 1, 0))
+        || !(ok = hold(&h, args[2], func, "ok", BYTES, 1, 0)) || !(head = hold(&h, args[3], func, "head", BYTES, 1, 0))
+        || !(tail = hold(&h, args[4], func, "tail", BYTES, 1, 0))
+        || !(out = hold(&h, args[5], func, "out", BYTES, 1, 1))
+        || at_least(func, "xs", xs, length(ok), "ok") < 0 || at_least(func, "ys", ys, length(ok), "ok") < 0) {
+        release(&h);
+        return NULL;
+    }
+    Py_ssize_t got;
+    Py_BEGIN_ALLOW_THREADS
+    got = polylines_loop((const double *)xs->buf, (const double *)ys->buf, (const uint8_t *)ok->buf, length(ok),
+                         text_of(head), text_of(tail), (uint8_t *)out->buf, out->len);
+    Py_END_ALLOW_THREADS
+    release(&h);
+    return result(func, got);
+}
+
+PyDoc_STRVAR(polygons_doc,
+"polygons(xs, lo, hi, ok, head, tail, out)\n--\n\n"
+"``svg._draw`` of a Band: each run of ``ok`` as ``head`` + its outline (the upper edge left to\n"
+"right, the lower edge back) + ``tail``. The length written, or -1 as ``polylines``.");
+
+static PyObject *
+polygons(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    static const char *func = "polygons";
+    if (check_args(func, nargs, 7) < 0)
+        return NULL;
+    Held h = {.held = 0};
+    Py_buffer *xs, *lo, *hi, *ok, *head, *tail, *out;
+    if (!(xs = hold(&h, args[0], func, "xs", F64, 1, 0)) || !(lo = hold(&h, args[1], func, "lo", F64, 1, 0))
+        || !(hi = hold(&h, args[2], func, "hi", F64, 1, 0)) || !(ok = hold(&h, args[3], func, "ok", BYTES, 1, 0))
+        || !(head = hold(&h, args[4], func, "head", BYTES, 1, 0))
+        || !(tail = hold(&h, args[5], func, "tail", BYTES, 1, 0))
+        || !(out = hold(&h, args[6], func, "out", BYTES, 1, 1))
+        || at_least(func, "xs", xs, length(ok), "ok") < 0 || at_least(func, "lo", lo, length(ok), "ok") < 0
+        || at_least(func, "hi", hi, length(ok), "ok") < 0) {
+        release(&h);
+        return NULL;
+    }
+    Py_ssize_t got;
+    Py_BEGIN_ALLOW_THREADS
+    got = polygons_loop((const double *)xs->buf, (const double *)lo->buf, (const double *)hi->buf,
+                        (const uint8_t *)ok->buf, length(ok), text_of(head), text_of(tail), (uint8_t *)out->buf,
+                        out->len);
+    Py_END_ALLOW_THREADS
+    release(&h);
+    return result(func, got);
+}
+
+PyDoc_STRVAR(drawn_items_doc,
+"drawn_items(xs, okx, ys, kinds, c, y0, sy, texts, bounds, out)\n--\n\n"
+"``svg._draw`` of each row of ``ys`` (values in data units over the pixel x positions ``xs``,\n"
+"finite where ``okx``) as its kind says (``LINE``, ``BAND`` + ``UPPER``, ``SAMPLES``), into\n"
+"``out``, in order; a row's height in pixels is ``c - (v - y0) * sy``. A row's markup is\n"
+"``texts[bounds[r, 0]:bounds[r, 1]]`` (its head), its points, ``texts[bounds[r, 2]:bounds[r, 3]]``\n"
+"(its tail); a sample path without a valid point is not written. The length written, or -1 when\n"
+"a point is outside [0, 1000.04) (the caller then draws the items one by one).");
+
+static PyObject *
+drawn_items(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    static const char *func = "drawn_items";
+    if (check_args(func, nargs, 10) < 0)
+        return NULL;
+    const double c = PyFloat_AsDouble(args[4]);
+    if (c == -1.0 && PyErr_Occurred())
+        return NULL;
+    const double y0 = PyFloat_AsDouble(args[5]);
+    if (y0 == -1.0 && PyErr_Occurred())
+        return NULL;
+    const double sy = PyFloat_AsDouble(args[6]);
+    if (sy == -1.0 && PyErr_Occurred())
+        return NULL;
+    Held h = {.held = 0};
+    Py_buffer *xs, *okx, *ys, *kinds, *texts, *bounds, *out;
+    if (!(xs = hold(&h, args[0], func, "xs", F64, 1, 0)) || !(okx = hold(&h, args[1], func, "okx", BYTES, 1, 0))
+        || !(ys = hold(&h, args[2], func, "ys", F64, 2, 0)) || !(kinds = hold(&h, args[3], func, "kinds", I64, 1, 0))
+        || !(texts = hold(&h, args[7], func, "texts", BYTES, 1, 0))
+        || !(bounds = hold(&h, args[8], func, "bounds", I64, 2, 0))
+        || !(out = hold(&h, args[9], func, "out", BYTES, 1, 1))) {
+        release(&h);
+        return NULL;
+    }
+    const Py_ssize_t n = length(xs), rows = ys->shape[0];
+    if (ys->shape[1] != n) {
+        PyErr_Format(PyExc_ValueError, "%s: ys has %zd columns, not len(xs) (%zd)", func, ys->shape[1], n);
+        goto fail;
+    }
+    if (bounds->shape[1] != 4) {
+        PyErr_Format(PyExc_ValueError, "%s: bounds has %zd columns, not 4", func, bounds->shape[1]);
+        goto fail;
+    }
+    if (at_least(func, "okx", okx, n, "xs") < 0 || at_least(func, "kinds", kinds, rows, "the rows of ys") < 0
+        || at_least(func, "bounds", bounds, rows, "the rows of ys") < 0)
+        goto fail;
+    Py_ssize_t got;
+    Py_BEGIN_ALLOW_THREADS
+    got = drawn_items_loop((const double *)xs->buf, (const uint8_t *)okx->buf, n, (const double *)ys->buf, rows,
+                           (const int64_t *)kinds->buf, c, y0, sy, (const uint8_t *)texts->buf, texts->len,
+                           (const int64_t *)bounds->buf, (uint8_t *)out->buf, out->len);
+    Py_END_ALLOW_THREADS
+    release(&h);
+    return result(func, got);
+fail:
+    release(&h);
+    return NULL;
+}
+
+static PyMethodDef methods[] = {
+    {"fixed_list", (PyCFunction)(void (*)(void))fixed_list, METH_FASTCALL, fixed_list_doc},
+    {"tenths_pairs", (PyCFunction)(void (*)(void))tenths_pairs, METH_FASTCALL, tenths_pairs_doc},
+    {"polylines", (PyCFunction)(void (*)(void))polylines, METH_FASTCALL, polylines_doc},
+    {"polygons", (PyCFunction)(void (*)(void))polygons, METH_FASTCALL, polygons_doc},
+    {"drawn_items", (PyCFunction)(void (*)(void))drawn_items, METH_FASTCALL, drawn_items_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+PyDoc_STRVAR(module_doc,
+"The number texts of the drill-downs, compiled (C, built at install): ``\"%.{d}f\"`` of float arrays\n"
+"(``fixed_list``) and SVG coordinates in tenths of a pixel (``tenths_pairs``, ``polylines``,\n"
+"``polygons``, ``drawn_items``), written into uint8 arrays byte for byte as the Python forms write\n"
+"them, or -1 where a loop cannot be sure of that (the caller then runs the Python form).");
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "text_kernel", module_doc, 0, methods, NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC
+PyInit_text_kernel(void)
+{
+    PyObject *m = PyModule_Create(&module);
+    if (m == NULL)
+        return NULL;
+    if (PyModule_AddIntConstant(m, "LINE", LINE) < 0 || PyModule_AddIntConstant(m, "BAND", BAND) < 0
+        || PyModule_AddIntConstant(m, "SAMPLES", SAMPLES) < 0 || PyModule_AddIntConstant(m, "UPPER", UPPER) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}
