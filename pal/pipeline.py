@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
-import threading
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -308,14 +307,9 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
             on_executor = workers >= ANALYSE_MIN_WORKERS or (kind == "dask" and bool(scheduler))
 
             def starting() -> None:
-                """Builds to parse, so an analysis follows: while the workers parse, the render's
-                pool starts and this process, which analyses too unless an executor does, loads
-                the analysis' compiled kernels (``warm_up``; 0.5 s of CPU it would pay later)."""
-                from pal.analysis.series import warm_up
-
+                """Builds to parse, so an analysis follows: the render's pool starts while the
+                workers parse."""
                 start_render_pool(len(old_digests))
-                if not on_executor:
-                    threading.Thread(target=warm_up, args=(spec,), name="pal-warm-up", daemon=True).start()
 
             parsed = ingest(spec, store, files, report, executor, full=options.full, starting=starting)
             site = 0  # a first run's pages, about: as many as the jobs' widest builds have rows

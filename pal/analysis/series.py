@@ -357,10 +357,6 @@ class AnalysisAhead:
         self._futures: list[Any] = []
         self.broken = False
         self.by_worker = 0  # series whose results came from the pool
-        try:  # the worker loads the kernels while this process reads the first job
-            pool.submit(warm_up, spec)
-        except Exception:  # noqa: BLE001 - a broken pool: ``add`` finds out and says so
-            pass
 
     def add(self, inputs: list[SeriesInput]) -> None:
         for i in range(0, len(inputs), self._chunk):
@@ -392,26 +388,6 @@ class AnalysisAhead:
             out += done[i]
         self._items, self._futures = [], []  # the inputs are the caller's to free
         return out
-
-
-def warm_up(spec: Spec) -> None:
-    """Analyse a made-up series once with each test set's detector and alert filters.
-
-    The compiled kernels (``pal.compiled``) load from numba's disk cache at their first
-    call: half a second of CPU per process, most of it numba's own start-up. A process calls
-    this where it would otherwise wait (the run while its workers parse, the render's worker
-    before the first series reach it), so that its first series do not pay it.
-    """
-    runs = 48
-    step = np.where(np.arange(runs) < runs // 2, 100.0, 90.0) + np.tile([0.5, -0.5, 0.25, -0.25], runs // 4)
-    series = SeriesInput(key=SeriesKey("warm-up", "warm-up", "mrr"), test_set="", builds=np.arange(1, runs + 1),
-                         times=np.full(runs, np.datetime64("NaT", "ns")), values=step, stdevs=np.full(runs, np.nan),
-                         attrs={})
-    for ts in spec.test_sets:
-        try:
-            analyse_one(replace(series, test_set=ts.name), ts, False)
-        except Exception:  # noqa: BLE001 - a detector that fails here fails on the real series, and says so there
-            pass
 
 
 def _analyse_chunk(item: tuple[list[SeriesInput], Spec, set[str]]) -> list[SeriesResult]:

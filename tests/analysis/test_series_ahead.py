@@ -6,8 +6,6 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
-import subprocess
-import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, wait
 
@@ -87,21 +85,3 @@ def test_a_dead_worker_loses_nothing(pool):
     ahead = AnalysisAhead(pool, spec(), set(), chunk=3)  # a pool already broken: submit fails
     ahead.add(series)
     assert equal(ahead.results(), expected) and ahead.broken
-
-
-def test_warm_up_loads_the_kernels_and_never_raises():
-    code = (
-        "import sys\n"
-        "from tests.analysis.test_series_ahead import spec\n"
-        "from pal.analysis.series import warm_up\n"
-        "from pal.spec import DetectorSpec, TestSet\n"
-        "print('pal.analysis.mdl_kernel' in sys.modules, 'pal.analysis.filters_kernel' in sys.modules)\n"
-        "warm_up(spec())\n"
-        "print('pal.analysis.mdl_kernel' in sys.modules, 'pal.analysis.filters_kernel' in sys.modules)\n"
-        "s = spec()\n"
-        "s.test_sets.append(TestSet('bad', detector=DetectorSpec('no-such-detector')))\n"
-        "warm_up(s)\n"  # a test set whose detector fails: the real series say so, not the warm-up
-        "print('ok')\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.split() == ["False", "False", "True", "True", "ok"]
