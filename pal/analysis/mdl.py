@@ -36,7 +36,10 @@ with any positive value is classified exactly as jumpavg does (zeros included). 
 every trial is 0 (jumpavg raises there: its unit, max / (2**(sbps+1) - 1), is 0) is one group
 at 0 with stdev 0, its bits counted with ``unit`` 1 (:data:`ZERO_SERIES_UNIT`): identical values
 have nothing to split. The first positive value appended makes it a normal jumpavg series (a
-new maximum recomputes everything). Only negative values with no positive one are refused.
+new maximum recomputes everything). So is a series whose maximum is positive but subnormal
+(every value under about 4e-320, nothing a measurement gives but what a file may say): its unit
+underflows to 0 and jumpavg divides by zero there too; it is held as zeros. Only negative values
+with no positive one are refused.
 """
 
 from __future__ import annotations
@@ -346,8 +349,12 @@ class MdlState:
                                     "maximum (or all zeros)")
             self._restart_zeros(r_n, count)
             return
+        unit = _unit_of(top, self.unit_arg, self.sbps_arg)
+        if count and not unit > 0.0:  # a subnormal maximum: held as zeros (see the module docstring)
+            self._restart_zeros(r_n, count)
+            return
         self.max_value = top
-        self.unit = _unit_of(top, self.unit_arg, self.sbps_arg)
+        self.unit = unit
         self._count = 0
         self._cap = 0
         self._table = _EMPTY_F

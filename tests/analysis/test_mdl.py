@@ -212,6 +212,22 @@ def test_values_then_zeros_is_a_regression_to_zero():
     assert [(g.start, g.end, g.avg, g.label) for g in groups] == [(0, 4, 5.0, "normal"), (4, 7, 0.0, "regression")]
 
 
+@pytest.mark.parametrize("values", [[5e-324, 1e-323], [1e-323, 0.0, 2e-323, 1.5e-323], [[5e-324, 1e-323], [0.0]]])
+def test_a_subnormal_maximum_is_held_as_zeros_not_a_division_by_zero(values):
+    """Every value under about 4e-320: jumpavg's unit, max / (2**13 - 1), underflows to 0 and it
+    divides by zero; pal holds the series as zeros (nothing a measurement gives, but a file may
+    say it, and one such series must not end the run)."""
+    with pytest.raises(ZeroDivisionError):
+        jumpavg.classify(list(values))
+    (g,) = classify(values)
+    assert (g.start, g.end, g.avg, g.stdev, g.label) == (0, len(values), 0.0, 0.0, "normal")
+    assert math.isfinite(g.bits)
+    state = MdlState.start(values[:1]).extend(values[1:])
+    assert ours(state.groups()) == ours([g])
+    zeros = [[0.0] * len(v) if isinstance(v, list) else 0.0 for v in values]  # the same runs and trials
+    assert ours(state.extend([5.0, 5.1]).groups()) == ours(classify(zeros + [5.0, 5.1]))
+
+
 def test_zero_state_extends():
     values = [0.0, 0.0, 0.0, 0.0, 5.0, 5.1, 4.9]
     state = MdlState.start([])
