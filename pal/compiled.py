@@ -2,9 +2,9 @@
 
 ``setup.py`` builds them at install (``make venv``, ``pip install``): plain C through the buffer
 protocol, compiled without fast-math or contraction into fused multiply-adds, so their floats are
-bit for bit the NumPy forms' and jumpavg's. A process pays nothing to load one (the Numba kernels
-they replace cost 0.5-0.8 s of CPU in each process that analysed or drew, 7.6 s to compile on a
-fresh install, and about 100 MB of resident memory).
+bit for bit the NumPy forms' and jumpavg's. A process loads one in about a millisecond (the
+Numba kernels they replace cost 0.5-0.8 s of CPU in each process that analysed or drew, 7.6 s to
+compile on a fresh install, and about 100 MB of resident memory).
 
 A tree run without its install (a checkout on ``PYTHONPATH``) has none: the modules that use one
 then run their NumPy forms, the same results several times slower, and the run says so once.
