@@ -229,7 +229,7 @@ def cmd_analyse(args: argparse.Namespace) -> int:
     from pal import summary
     from pal.analysis.result_cache import ResultCache, results_dir, window_inputs
     from pal.analysis.series import single_testbed_jobs
-    from pal.history import window_builds
+    from pal.history import growing_jobs, window_builds
     from pal.pipeline import analyse_series, decide_alerts, window_series
     from pal.report import RunReport
     from pal.store import Store
@@ -240,7 +240,7 @@ def cmd_analyse(args: argparse.Namespace) -> int:
     builds = window_builds(spec, store, datetime.now(timezone.utc))
     windows, slides = window_inputs(spec, store, builds)
     cache = ResultCache.open(results_dir(spec.out_dir), spec, single_testbed_jobs(builds, spec), windows=windows,
-                             slides=slides)
+                             slides=slides, growing=growing_jobs(spec, store, builds))
     history, inputs = window_series(spec, store, builds, report, cache=cache)
     results = analyse_series(spec, inputs, history.builds, report, cache=cache)
     _, code, _ = decide_alerts(spec, store, results, history, again=True)

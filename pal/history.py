@@ -63,6 +63,25 @@ def window_builds(spec: Spec, store: Any, now: datetime) -> pd.DataFrame:
     return builds
 
 
+def growing_jobs(spec: Spec, store: Any, builds: pd.DataFrame) -> set[str]:
+    """The jobs whose window (``builds``: ``window_builds``) holds every build of the job stored
+    and will take the next one without dropping any: no explicit build list or last build, no
+    ``period-days``, fewer builds than ``max-builds``. Their series only grow from run to run: the
+    analysis keeps their MDL search states (``pal.analysis.mdl_states``), which a window that slides
+    could not use."""
+    if builds.empty:
+        return set()
+    in_window = builds["job"].astype(str).value_counts().to_dict()
+    stored = store.builds(list(in_window))["job"].astype(str).value_counts().to_dict()
+    out = set()
+    for js in spec.jobs:
+        n = in_window.get(js.name, 0)
+        if (n and n == stored.get(js.name) and js.builds is None and not isinstance(js.end, int)
+                and js.period_days is None and (js.max_builds is None or n < js.max_builds)):
+            out.add(js.name)
+    return out
+
+
 def window_jobs(builds: pd.DataFrame) -> list[str]:
     """The jobs of ``builds`` in the store's order (a read of several jobs returns theirs in this order)."""
     return sorted(set(builds["job"].astype(str))) if not builds.empty else []

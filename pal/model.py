@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # (numpy only names the arrays' type: `pal run` reads its spec, which imports this,
     # before it imports numpy, so that its forkserver starts sooner)
@@ -238,6 +238,9 @@ class SeriesResult:
     attrs: dict = field(default_factory=dict)  # topo_arch, nic, frame_size, cores, test_type, ...
     bands: dict[str, np.ndarray] = field(default_factory=dict)  # the detector's own, e.g. TMA's "tma", "tma_lo"
     alertable: list[Change] = field(default_factory=list)  # what the alert filters keep, with state and recency
+    # the detector's state for the series' next run (``Detection.resume``): the result cache takes it
+    # off (``ResultCache.merge``) and keeps it; nothing else reads it
+    resume: Any = None
 
     @property
     def last_time(self) -> datetime | None:

@@ -230,6 +230,8 @@ def analyse_series(spec: Spec, inputs: list[SeriesInput], builds: pd.DataFrame, 
     if cache is not None:
         results = cache.merge(inputs, results)
         report.count("series.reused", cache.reused)
+        if cache.resumed:
+            report.count("series.resumed", cache.resumed)
     report.count("series", len(results))
     report.count("series.regressions", sum(r.compliance.regressions > 0 for r in results))
     return results
@@ -332,7 +334,7 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
             from pal.alerts.build import remembered
             from pal.analysis.result_cache import ResultCache, results_dir, window_inputs
             from pal.analysis.series import AnalysisAhead, single_testbed_jobs
-            from pal.history import window_builds
+            from pal.history import growing_jobs, window_builds
             from pal.render import page_digests, render_site
 
             steps.start("analyse", "history from the store")
@@ -341,7 +343,7 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
             single = single_testbed_jobs(builds, spec)
             windows, slides = window_inputs(spec, store, builds)
             cache = ResultCache.open(results_dir(out_dir), spec, single, reuse=not options.full, windows=windows,
-                                     slides=slides)
+                                     slides=slides, growing=growing_jobs(spec, store, builds))
             ahead = None
             if pool is not None and not on_executor:  # its worker analyses while the next jobs are read
                 ahead = AnalysisAhead(pool, spec, single)
@@ -358,6 +360,7 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
             freeze_alive()
             release_memory()  # the series inputs and the split's transients
             reused = f", {cache.reused} of unchanged jobs as the last run left them" if cache.reused else ""
+            reused += f", {cache.resumed} searched from where the last run left them" if cache.resumed else ""
             steps.done(f"{len(results)} series from {len(history.builds)} builds{reused}")
             executor.close(keep_forkserver=pool is not None)  # (the render's worker may be its child)
 

@@ -70,3 +70,31 @@ def test_same_frame_from_a_compacted_store(tmp_path):
     compacted = load_history(spec, Store(store.path), NOW, RunReport()).samples
     pd.testing.assert_frame_equal(compacted, plain)
     assert set(UNREAD_COLUMNS).isdisjoint(compacted.columns)
+
+
+def test_growing_jobs_are_those_whose_window_takes_every_build_and_the_next(tmp_path):
+    from pal.history import growing_jobs, window_builds
+
+    store = store_of(tmp_path / "s")  # A and B: builds 1..6
+    C, D, E = "job-c", "job-d", "job-e"
+    for job in (C, D, E):
+        for b in (1, 2):
+            store.insert(make_samples(job, b), make_meta(job, b), f"{b:064d}")
+
+    def grows(jobs: str, now=NOW) -> set[str]:
+        spec = parse_spec(SPEC.replace(f"""  - {{name: {A}, max-builds: 3}}
+  - {{name: {B}, builds: [2, 4]}}
+""", jobs), base_dir=str(tmp_path))
+        return growing_jobs(spec, store, window_builds(spec, store, now))
+
+    # A: 3 of its 6 builds (the window slides); B: a list; C: no limit; D: 2 builds, room for more;
+    # E: as many builds as max-builds (the next one slides it)
+    assert grows(f"""  - {{name: {A}, max-builds: 3}}
+  - {{name: {B}, builds: [2, 4]}}
+  - {{name: {C}}}
+  - {{name: {D}, max-builds: 3}}
+  - {{name: {E}, max-builds: 2}}
+""") == {C, D}
+    assert grows(f"  - {{name: {A}}}\n  - {{name: {B}, end: 6}}\n") == {A}  # a fixed last build: no growth
+    assert grows(f"  - {{name: {A}, period-days: 100000}}\n") == set()  # the clock drops builds
+    assert grows(f"  - {{name: {A}, start: 2}}\n") == set()  # build 1 is stored but not in the window

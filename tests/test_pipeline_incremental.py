@@ -175,12 +175,34 @@ def test_only_new_builds_are_parsed(runs: dict[str, Any]) -> None:
     assert runs["b"].report.counts["history.builds"] == runs["c"].report.counts["history.builds"] == n_all
 
 
-def test_no_mdl_state_is_kept(runs: dict[str, Any]) -> None:
-    """Every run classifies each series' window again (cheaper than any saved state, docs/scaling.md):
-    the store keeps no MDL states, and an older store's are removed."""
+def test_no_mdl_state_is_kept_in_the_store(runs: dict[str, Any]) -> None:
+    """The store keeps no MDL states (an older store's are removed): the analysis cache keeps them,
+    for the jobs whose window grows (below)."""
     assert runs["states_b"] == {}
     assert not (runs["inc"] / "store" / "state" / "mdl.json").exists()
     assert (runs["inc"] / "store" / "state" / "digests.json").exists()
+
+
+def test_growing_windows_are_searched_from_the_last_runs_states(runs: dict[str, Any]) -> None:
+    """Every job's window holds every build it has (fewer than its max-builds): B's series went on
+    from the MDL states A kept (``pal.analysis.mdl_states``) but those with a new maximum among the
+    new runs, and gave what C, searching every series from its first run, gives
+    (``test_results_equal_full_run``)."""
+    from pal.analysis.mdl_detector import valid_samples
+
+    a, b = runs["a"], runs["b"]
+    assert "series.resumed" not in a.report.counts and "series.resumed" not in runs["c"].report.counts
+    before = {r.key: r for r in a.results}
+    expected = 0
+    for r in b.results:
+        old = before.get(r.key)
+        if old is None or not len(old.values) or np.isnan(old.values).all():
+            continue
+        top = np.nanmax(valid_samples(old.values)[1]) if len(valid_samples(old.values)[1]) else 0.0
+        expected += top > 0 and np.nanmax(r.values) <= top
+    assert b.report.counts["series.resumed"] == expected > 0.8 * len(b.results)
+    names = sorted(p.name for p in (runs["inc"] / "cache" / ".analysis").iterdir())
+    assert sum(n.endswith(".states") for n in names) == 3
 
 
 def test_results_equal_full_run(runs: dict[str, Any]) -> None:

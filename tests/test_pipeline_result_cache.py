@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from pal.analysis.result_cache import CACHE_DIR, MAGIC, job_file
+from pal.analysis.result_cache import CACHE_DIR, MAGIC, job_file, states_file
 from pal.demo import DemoHistory
 from pal.pipeline import RunOptions, run
 from pal.spec import load_spec
@@ -56,7 +56,9 @@ def test_only_the_job_with_a_new_build_is_analysed(runs: dict[str, Any]) -> None
     assert b.report.counts["history.jobs_unread"] == len(runs["spec"].jobs) - 1
     assert b.report.counts["history.samples"] == a.report.counts["history.samples"] + series_of(b, JOB)  # its new run
     files = sorted(p.name for p in (runs["inc"] / "out" / "cache" / CACHE_DIR).iterdir())
-    assert files == sorted(job_file(Path("."), j.name).name for j in runs["spec"].jobs)
+    # each job's results, and its MDL states: every window here holds all its job's builds (it grows)
+    assert files == sorted([job_file(Path("."), j.name).name for j in runs["spec"].jobs]
+                           + [states_file(Path("."), j.name).name for j in runs["spec"].jobs])
 
 
 def test_results_pages_and_exports_equal_a_full_run(runs: dict[str, Any]) -> None:

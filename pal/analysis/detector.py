@@ -40,6 +40,9 @@ class Detection:
     verdict: str = NORMAL  # the last run: normal | regression | progression | missing
     params: dict[str, Any] = field(default_factory=dict)  # effective parameters, for reports
     groups: list[TrendGroup] = field(default_factory=list)  # levels; empty: one level per change
+    # what the detector can go on from on this series' next run (``detect(..., keep=True)``), for
+    # ``detect(..., resume=...)``; opaque to the pipeline, which keeps it between runs; None: nothing
+    resume: Any = None
 
 
 class Detector(Protocol):
@@ -47,13 +50,20 @@ class Detector(Protocol):
 
     ``uses_trials``: the analysis passes per-run trial lists (MRR) when the samples have them,
     plain run values otherwise.
+
+    ``detect(..., keep=True)`` asks for ``Detection.resume``: what the detector would need to
+    analyse the same series with more runs appended without going over the old ones again; the
+    next run passes it back as ``resume``. A detector checks that it fits the series it gets and
+    gives exactly what it gives without it (``resume`` only saves time). One that keeps nothing
+    ignores both (``resume`` stays None).
     """
 
     name: str
     params: dict[str, Any]
     uses_trials: bool
 
-    def detect(self, series: SeriesInput, direction: int = 1) -> Detection: ...
+    def detect(self, series: SeriesInput, direction: int = 1, resume: Any = None, keep: bool = False
+               ) -> Detection: ...
 
 
 # ---------------------------------------------------------------------------

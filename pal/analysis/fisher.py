@@ -254,7 +254,9 @@ class FisherDetector:
         check_number("fisher", "min_size", self.params["min_size"], 1, integer=True)
         self.params["min_size"] = int(self.params["min_size"])
 
-    def detect(self, series: SeriesInput, direction: int = 1) -> Detection:
+    def detect(self, series: SeriesInput, direction: int = 1, resume: Any = None, keep: bool = False
+               ) -> Detection:
+        """(Keeps nothing between runs: ``resume`` and ``keep`` are ignored.)"""
         values = as_values(series)
         valid = np.flatnonzero(~np.isnan(values))
         x = values[valid]

@@ -44,6 +44,7 @@ with no positive one are refused.
 
 from __future__ import annotations
 
+import hashlib
 import math
 from dataclasses import dataclass
 from numbers import Real
@@ -54,7 +55,7 @@ import numpy as np
 from pal import compiled
 from pal.errors import PalError
 
-__all__ = ["Group", "MdlState", "MdlInputError", "classify", "group_bits"]
+__all__ = ["Group", "MdlSaved", "MdlState", "MdlInputError", "classify", "group_bits"]
 
 #: Default significant bits per sample (jumpavg: unit = max / (2**(sbps+1) - 1)).
 DEFAULT_SBPS = 12.0
@@ -92,6 +93,33 @@ class Group:
     samples: int
     bits: float
     label: str
+
+
+@dataclass(frozen=True)
+class MdlSaved:
+    """What :meth:`MdlState.resume` needs to go on from a series' first ``count`` runs without
+    searching them again (:meth:`MdlState.saved`): each run's winning start and the open
+    candidates' average and stdev (the rest of the state follows from those and the runs, see
+    ``rebuild`` in the kernel's source), with the runs' digest, maximum and unit, which a resume
+    checks against the series it is given. About 20 bytes a run."""
+
+    count: int
+    digest: bytes  # of the runs' (trial count, average, stdev) arrays, ``_runs_digest``
+    max_value: float
+    unit: float
+    unit_arg: float | None
+    sbps_arg: float | None
+    win: np.ndarray  # int32, one per run
+    c_avg: np.ndarray  # float64, one per run
+    c_sd: np.ndarray  # float64, one per run
+    resumed: int = 0  # of the runs, those the state went on from (not searched again); not kept
+
+
+def _runs_digest(r_n: np.ndarray, r_avg: np.ndarray, r_sd: np.ndarray) -> bytes:
+    h = hashlib.blake2b(digest_size=16)
+    for a in (r_n, r_avg, r_sd):
+        h.update(np.ascontiguousarray(a).view(np.uint8))
+    return h.digest()
 
 
 # ---------------------------------------------------------------------------
@@ -285,6 +313,7 @@ class MdlState:
         self.unit = 0.0
         self._count = 0
         self._cap = 0
+        self._resumed = 0  # runs rebuilt from a saved state (``resume``), not searched
         for name in _INTS:
             setattr(self, name, _EMPTY_I)
         for name in _FLOATS:
@@ -326,6 +355,74 @@ class MdlState:
             return self
         self._append(r_n, r_avg, r_sd, held)
         return self
+
+    @classmethod
+    def resume(cls, saved: MdlSaved | None, values: Iterable[Any], unit: float | None = None,
+               sbps: float | None = None) -> "MdlState":
+        """``start(values, unit, sbps)``, the same state to the bit, going on from ``saved`` (what
+        ``saved()`` gave for the same series' first runs) when it fits: the same unit arguments,
+        ``values`` beginning with the very runs it was saved from (digest), no new maximum, and the
+        kernel built. Then the runs it holds are not searched again (their state is rebuilt from
+        ``saved`` in about the time a group's merges take) and the new ones cost O(N) each: a series
+        whose window only grows costs O(N) a run instead of O(N^2). Otherwise a full start."""
+        state = cls(unit, sbps)
+        r_n, r_avg, r_sd, top = _prepare(values)
+        if not state._rebuild(saved, r_n, r_avg, r_sd, top):
+            state._restart(r_n, r_avg, r_sd, top)
+        return state
+
+    def _rebuild(self, saved: MdlSaved | None, r_n: np.ndarray, r_avg: np.ndarray, r_sd: np.ndarray,
+                 top: float) -> bool:
+        kernel = _kernel()
+        if saved is None or kernel is None:
+            return False
+        count = saved.count
+        if not (0 < count <= len(r_n) and saved.unit_arg == self.unit_arg and saved.sbps_arg == self.sbps_arg
+                and top == saved.max_value and top > 0.0 and len(saved.win) == count
+                and len(saved.c_avg) == count and len(saved.c_sd) == count):
+            return False
+        unit = _unit_of(top, self.unit_arg, self.sbps_arg)
+        if not (unit > 0.0 and unit == saved.unit and math.isfinite(top / unit)):
+            return False
+        if _runs_digest(r_n[:count], r_avg[:count], r_sd[:count]) != saved.digest:
+            return False
+        self.max_value, self.unit = top, unit
+        self._reserve(len(r_n))
+        self.r_n[: len(r_n)] = r_n
+        self.r_avg[: len(r_n)] = r_avg
+        self.r_sd[: len(r_n)] = r_sd
+        self.win[:count] = saved.win
+        self.c_avg[:count] = saved.c_avg
+        self.c_sd[:count] = saved.c_sd
+        tables = _exact_tables(int(self.r_n[:count].sum()))
+        try:
+            failed = kernel.rebuild(
+                0, count, self.r_n, self.r_avg, self.r_sd, self.max_value, self.unit,
+                math.log(top / unit + 1, 2), math.log(1 - 1 / (top / unit + 2), 2), *tables,
+                self.c_n, self.c_nf, self.c_avg, self.c_sd, self.c_prev, self.c_base, self.c_lognorm,
+                self.win, self.best, self.gbits, self.w_n, self.w_avg, self.w_sd,
+            )  # fmt: skip
+        except ValueError:  # its win array is no search's (a start after its run): not this series' state
+            failed = True
+        if failed:
+            self.max_value = self.unit = 0.0
+            self._count = self._cap = 0
+            return False
+        self._count = count
+        self._resumed = count
+        self._advance(count, len(r_n))
+        return True
+
+    def saved(self) -> MdlSaved | None:
+        """What ``resume`` goes on from (see ``MdlSaved``); None for a state that is not a search's
+        (no runs, a series held as zeros)."""
+        count = self._count
+        if not count or not self.max_value > 0.0 or not self.unit > 0.0:
+            return None
+        return MdlSaved(count, _runs_digest(self.r_n[:count], self.r_avg[:count], self.r_sd[:count]),
+                        self.max_value, self.unit, self.unit_arg, self.sbps_arg,
+                        self.win[:count].astype(np.int32), self.c_avg[:count].copy(), self.c_sd[:count].copy(),
+                        self._resumed)
 
     def _append(self, r_n: np.ndarray, r_avg: np.ndarray, r_sd: np.ndarray, held: int) -> None:
         if not len(r_n):

@@ -26,7 +26,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from pal.analysis.detector import Detection, SeriesInput, check_number, check_params, labels_from_changes, verdict_of
-from pal.analysis.mdl import Group
+from pal.analysis.mdl import Group, MdlSaved, MdlState
 from pal.model import Change, TrendGroup
 
 __all__ = ["MdlDetector", "MdlTrend", "valid_samples", "to_trend_groups", "trend_array", "changes_from_groups",
@@ -42,6 +42,7 @@ class MdlTrend:
     groups: list[TrendGroup]
     trend: np.ndarray  # float64, group average per run, NaN where the run is missing
     changes: list[Change]
+    saved: MdlSaved | None = None  # the search's state to go on from (``analyse(..., keep=True)``)
 
 
 def _run_value(value: Any) -> float | list[float] | None:
@@ -146,6 +147,8 @@ def analyse(
     unit: float | None = None,
     sbps: float | None = None,
     classify: Callable[..., Any] | None = None,
+    resume: MdlSaved | None = None,
+    keep: bool = False,
 ) -> MdlTrend:
     """Groups, trend and changes of one series by MDL.
 
@@ -154,13 +157,21 @@ def analyse(
         direction: +1 when higher is better, -1 when lower is better.
         unit, sbps: passed to MDL (see pal.analysis.mdl.classify).
         classify: another implementation of ``pal.analysis.mdl.classify`` (tests: jumpavg).
+        resume: the ``saved`` of an earlier call on this series' first runs (``MdlState.resume``
+            checks that it fits; the result is the same either way).
+        keep: return the search's state as ``saved`` (not with ``classify``).
     """
     positions, compact = valid_samples(values)
-    if classify is None:
-        from pal.analysis.mdl import classify
-    groups = to_trend_groups(list(classify(compact, unit=unit, sbps=sbps)), positions, direction)
+    saved = None
+    if classify is not None:
+        found = classify(compact, unit=unit, sbps=sbps)
+    else:
+        state = MdlState.resume(resume, compact, unit=unit, sbps=sbps)
+        found = state.groups()
+        saved = state.saved() if keep else None
+    groups = to_trend_groups(list(found), positions, direction)
     return MdlTrend(groups=groups, trend=trend_array(groups, len(values), positions),
-                    changes=changes_from_groups(groups))
+                    changes=changes_from_groups(groups), saved=saved)
 
 
 class MdlDetector:
@@ -181,8 +192,12 @@ class MdlDetector:
                 check_number("mdl", key, self.params[key], 0.0)
         self._classify = classify
 
-    def detect(self, series: SeriesInput, direction: int = 1) -> Detection:
-        res = analyse(series, direction, unit=self.params["unit"], sbps=self.params["sbps"], classify=self._classify)
+    def detect(self, series: SeriesInput, direction: int = 1, resume: Any = None, keep: bool = False
+               ) -> Detection:
+        """``resume``/``keep``: the search's state (``MdlSaved``): a series whose runs were only
+        appended to since is searched over its new runs alone."""
+        res = analyse(series, direction, unit=self.params["unit"], sbps=self.params["sbps"], classify=self._classify,
+                      resume=resume if isinstance(resume, MdlSaved) else None, keep=keep)
         validity = np.where(np.isnan(res.trend), np.nan, 0.0)  # the trend is NaN exactly at missing runs
         return Detection("mdl", labels_from_changes(validity, res.changes), res.trend, res.changes, {},
-                         verdict_of(validity, res.changes), dict(self.params), res.groups)
+                         verdict_of(validity, res.changes), dict(self.params), res.groups, res.saved)

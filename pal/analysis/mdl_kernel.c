@@ -27,7 +27,7 @@
  * behaves exactly as jumpavg does there.
  *
  * Only the CPython C API and the buffer protocol: arrays come in as C-contiguous 1-D buffers
- * (float64 'd', int64 'l'/'q') and the state arrays are updated in place. Public: run_steps; for
+ * (float64 'd', int64 'l'/'q') and the state arrays are updated in place. Public: run_steps, rebuild; for
  * the tests: _bits, _extend_open (the scalar and vector helpers) and _simd (the vector level).
  *
  * This replaces a Numba kernel with the same functions; it was compared with it bit for bit
@@ -814,6 +814,118 @@ done:
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* The rebuild of a saved state                                                                */
+/* ------------------------------------------------------------------------------------------ */
+
+/* mdl_kernel.rebuild on validated arrays: the state search() leaves after runs 0..j1-1, from the
+ * runs, each run's winning start (win) and the open candidates' final average and stdev (c_avg,
+ * c_sd), which is all mdl.MdlState.saved keeps. Everything else is what search() computed from
+ * those, recomputed with its operations in its order:
+ *
+ * - c_n, c_nf: the samples of runs i..j1-1 (search adds each run's count in order; the float sums
+ *   of whole numbers below 2**53 are exact);
+ * - w_n, w_avg, w_sd at run j: candidate win[j] merged up to run j. Each distinct start is merged
+ *   once from its opening (restat of its run) through the last run it won, with merge_one (the
+ *   vector loops give its bits), so this costs the runs those groups span, not the O(N^2) merges
+ *   of the search;
+ * - c_prev, c_base, c_lognorm, gbits, best: as search() sets them from those.
+ *
+ * 0 when done; SEARCH_NOMEM; SEARCH_BADSTATE when win is not a state's (a start after its run) or
+ * the tables are too short; j + 1 when run j's bits are not finite or the last run's winner does
+ * not end with the given c_avg/c_sd (not the state these arrays were saved from). */
+static int64_t
+rebuild(const Search *s)
+{
+    const int64_t count = s->j1;
+    const int64_t *r_n = s->r_n;
+    const double *r_avg = s->r_avg, *r_sd = s->r_sd;
+    const double unit = s->unit, first_bits = s->first_bits, stdev_bits = s->stdev_bits;
+    const double *t_size = s->t_size, *t_area = s->t_area, *t_logn = s->t_logn;
+    int64_t *c_n = s->c_n, *win = s->win, *w_n = s->w_n;
+    double *c_nf = s->c_nf, *c_avg = s->c_avg, *c_sd = s->c_sd, *c_prev = s->c_prev, *c_base = s->c_base;
+    double *c_lognorm = s->c_lognorm, *best = s->best, *gbits = s->gbits, *w_avg = s->w_avg, *w_sd = s->w_sd;
+    const double top = s->max_value / unit;
+
+    if (s->j0 != 0)
+        return SEARCH_BADSTATE;
+    if (count <= 0)
+        return 0;
+    int64_t n_max = 0;
+    for (int64_t j = 0; j < count; j++) {
+        if (r_n[j] > INT64_MAX - n_max || win[j] < 0 || win[j] > j)
+            return SEARCH_BADSTATE;
+        n_max += r_n[j];
+    }
+    if (n_max >= (int64_t)s->t_len)
+        return SEARCH_BADSTATE;
+    int64_t *last = malloc((size_t)count * sizeof(int64_t));
+    if (last == NULL)
+        return SEARCH_NOMEM;
+    for (int64_t j = 0; j < count; j++)
+        last[j] = -1;
+    for (int64_t j = 0; j < count; j++)
+        last[win[j]] = j;
+    int64_t acc = 0;
+    for (int64_t i = count - 1; i >= 0; i--) {
+        acc += r_n[i];
+        c_n[i] = acc;
+        c_nf[i] = (double)acc;
+    }
+    /* The winners' stats, one merge pass per distinct start. */
+    for (int64_t start = 0; start < count; start++) {
+        if (last[start] < 0)
+            continue;
+        int64_t n[1] = {r_n[start]};
+        double nf[1] = {(double)r_n[start]}, avg[1], sd[1];
+        restat(r_n[start], r_avg[start], r_sd[start], &avg[0], &sd[0]);
+        for (int64_t k = start; k <= last[start]; k++) {
+            if (k > start) {
+                int64_t rn = r_n[k];
+                double rnf = (double)rn, rsd = r_sd[k];
+                merge_one(0, rn == 1 && rsd == 0.0, rn == 1, rn, rnf, r_avg[k], rsd * rsd * rnf, n, nf, avg, sd);
+            }
+            if (win[k] == start) {
+                w_n[k] = n[0];
+                w_avg[k] = avg[0];
+                w_sd[k] = sd[0];
+            }
+        }
+    }
+    free(last);
+    /* The last winner is an open candidate: its merged stats are the ones given. */
+    int64_t tail = win[count - 1];
+    if (w_n[count - 1] != c_n[tail] || memcmp(&w_avg[count - 1], &c_avg[tail], sizeof(double)) != 0 ||
+        memcmp(&w_sd[count - 1], &c_sd[tail], sizeof(double)) != 0)
+        return count;
+    for (int64_t j = 0; j < count; j++) {
+        double prev = NAN, base = 0.0;
+        if (j > 0) {
+            double fa, fs;
+            restat(w_n[j - 1], w_avg[j - 1], w_sd[j - 1], &fa, &fs);
+            prev = fa;
+            if (j == 1)
+                base = group_bits(w_n[0], fa, fs, 0, 0.0, top, unit, first_bits, stdev_bits, t_size, t_area, t_logn);
+            else
+                base = best[j - 1];
+            double p = prev / unit;
+            c_lognorm[j] = log2(p * p - (p - 1.0) * top + top * top / 2.0);
+        }
+        c_prev[j] = prev;
+        c_base[j] = base;
+        int64_t start = win[j];
+        double bits = start == 0 ? group_bits(w_n[j], w_avg[j], w_sd[j], 0, 0.0, top, unit, first_bits, stdev_bits,
+                                              t_size, t_area, t_logn)
+                                 : group_bits(w_n[j], w_avg[j], w_sd[j], 1, c_prev[start], top, unit, first_bits,
+                                              stdev_bits, t_size, t_area, t_logn);
+        if (!isfinite(bits))
+            return j + 1;
+        gbits[j] = bits;
+        best[j] = j == 0 ? bits : c_base[start] + bits;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
 /* Arguments                                                                                   */
 /* ------------------------------------------------------------------------------------------ */
 
@@ -916,12 +1028,19 @@ PyDoc_STRVAR(run_steps_doc,
 "front: a candidate whose bound is above the screen's threshold cannot be near the minimum) and\n"
 "recomputes the near ones exactly, compared in jumpavg's order.");
 
+/* Candidate merges (the sum of j over the runs searched) above which a search releases the GIL:
+ * about 0.1 ms of work. Below it the GIL is kept: taking it back costs a switch interval (5 ms)
+ * whenever another thread of the process runs Python meanwhile (measured: a one-run resume took
+ * 30 ms instead of 0.2 with a busy thread beside it), far more than the work. */
+#define RELEASE_WORK 50000
+
+/* run_steps and rebuild: the same arguments, validated, then fn (search or rebuild); the GIL
+ * released for a long search (RELEASE_WORK), never for a rebuild (linear in the runs). */
 static PyObject *
-run_steps(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+call_search(PyObject *const *args, Py_ssize_t nargs, const char *name, int64_t (*fn)(const Search *))
 {
-    (void)module;
     if (nargs != 25) {
-        PyErr_Format(PyExc_TypeError, "run_steps() takes 25 arguments (%zd given)", nargs);
+        PyErr_Format(PyExc_TypeError, "%s() takes 25 arguments (%zd given)", name, nargs);
         return NULL;
     }
     Search s;
@@ -1003,17 +1122,23 @@ run_steps(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     }
 
     int64_t result;
-    Py_BEGIN_ALLOW_THREADS
-    result = search(&s);
-    Py_END_ALLOW_THREADS
+    double work = ((double)s.j1 * (double)s.j1 - (double)s.j0 * (double)s.j0) / 2.0;
+    if (fn == search && work > RELEASE_WORK) {
+        Py_BEGIN_ALLOW_THREADS
+        result = fn(&s);
+        Py_END_ALLOW_THREADS
+    }
+    else {
+        result = fn(&s);
+    }
     if (result == SEARCH_NOMEM) {
         PyErr_NoMemory();
         goto release;
     }
     if (result == SEARCH_BADSTATE) {
         PyErr_SetString(PyExc_ValueError,
-                        "the tables are shorter than the total sample count + 1, or the candidates' sample "
-                        "counts (c_n, w_n) do not match the runs");
+                        "the tables are shorter than the total sample count + 1, or the state arrays (c_n, "
+                        "w_n; win for rebuild, which starts at 0) do not match the runs");
         goto release;
     }
     for (int k = 0; k < N_ARRAYS; k++)
@@ -1024,6 +1149,29 @@ release:
     for (int k = 0; k < got; k++)
         PyBuffer_Release(&views[k]);
     return NULL;
+}
+
+static PyObject *
+run_steps(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)module;
+    return call_search(args, nargs, "run_steps", search);
+}
+
+PyDoc_STRVAR(rebuild_doc,
+"rebuild(0, count, r_n, r_avg, r_sd, max_value, unit, first_bits, stdev_bits, t_size, t_area, t_logn,\n"
+"        c_n, c_nf, c_avg, c_sd, c_prev, c_base, c_lognorm, win, best, gbits, w_n, w_avg, w_sd)\n"
+"--\n\n"
+"The state run_steps(0, count, ...) leaves, from the runs, win and c_avg/c_sd as it left them\n"
+"(mdl.MdlState.saved); 0 when done, else a positive number (those arrays are not such a state's).\n\n"
+"Reads r_*, the tables, win, c_avg and c_sd; writes the other state arrays. Merges each winning\n"
+"group once instead of every candidate at every run.");
+
+static PyObject *
+rebuild_py(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)module;
+    return call_search(args, nargs, "rebuild", rebuild);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -1197,6 +1345,7 @@ simd_py(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 
 static PyMethodDef methods[] = {
     {"run_steps", (PyCFunction)(void (*)(void))run_steps, METH_FASTCALL, run_steps_doc},
+    {"rebuild", (PyCFunction)(void (*)(void))rebuild_py, METH_FASTCALL, rebuild_doc},
     {"_bits", (PyCFunction)(void (*)(void))bits_py, METH_FASTCALL, bits_doc},
     {"_extend_open", (PyCFunction)(void (*)(void))extend_open_py, METH_FASTCALL, extend_open_doc},
     {"_simd", (PyCFunction)(void (*)(void))simd_py, METH_FASTCALL, simd_doc},

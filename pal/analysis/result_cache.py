@@ -66,6 +66,7 @@ CACHE_DIR = ".analysis"
 MAGIC = b"pal analysis results 2\n"
 _KIND = MAGIC[:MAGIC.rindex(b" ") + 1]  # a file of another version is a miss, not a damaged file
 SUFFIX = ".results"
+STATES_SUFFIX = ".states"  # ``pal.analysis.mdl_states``
 _LENGTH = struct.Struct("<Q")
 #: a header is a few hundred bytes and about 60 per build of the job's window (``pal.window``):
 #: a longer one is a damaged file
@@ -113,6 +114,11 @@ def job_file(directory: Path, job: str) -> Path:
     return directory / f"{slug}-{hashlib.sha1(job.encode()).hexdigest()[:10]}{SUFFIX}"
 
 
+def states_file(directory: Path, job: str) -> Path:
+    """Where ``job``'s MDL states are kept (``pal.analysis.mdl_states``): beside its results."""
+    return job_file(directory, job).with_suffix(STATES_SUFFIX)
+
+
 def window_inputs(spec: Spec, store: Any, builds: pd.DataFrame) -> tuple[dict[str, str], Slides | None]:
     """Per job of ``builds`` (the window's, ``window_builds``): its window key, the digest of what
     its series and history rows are read from; and what a job's window is slid against
@@ -155,6 +161,9 @@ class ResultCache:
     ``unread`` comes first for each job, in the window's order: a job whose window key
     (``windows``) is its file's is not read at all.
     ``reuse`` False (``pal run --full``): every series is analysed, the files still written.
+    ``growing``: the jobs whose window grows (``pal.history.growing_jobs``): their series are
+    analysed with the MDL states the last run kept (``pal.analysis.mdl_states``) and their new
+    states are kept for the next.
     """
 
     directory: Path
@@ -164,6 +173,7 @@ class ResultCache:
     windows: dict[str, str] = field(default_factory=dict)  # job -> window key (``window_inputs``)
     slides: Slides | None = None  # the window's builds, to slide a job's last window (``moved``)
     reused: int = 0
+    resumed: int = 0  # series analysed from their MDL state (``growing``)
     _digests: dict[str, str] = field(default_factory=dict)  # job -> digest of the jobs read
     _hits: dict[SeriesKey, SeriesResult] = field(default_factory=dict)
     _pending: list[SeriesInput] = field(default_factory=list)
@@ -172,14 +182,19 @@ class ResultCache:
     _history: dict[str, JobWindow] = field(default_factory=dict)  # of the jobs read (its series aside)
     _file_windows: dict[str, str | None] = field(default_factory=dict)  # the window key a job's file keeps
     _damaged: set[str] = field(default_factory=set)  # jobs whose file could not be read whole
+    growing: set[str] = field(default_factory=set)
+    _states: dict[str, list[tuple[SeriesKey, Any]]] = field(default_factory=dict)  # job -> states to keep
 
     @classmethod
     def open(cls, directory: Path, spec: Spec, single_testbed: set[str], reuse: bool = True,
-             windows: dict[str, str] | None = None, slides: Slides | None = None) -> ResultCache:
+             windows: dict[str, str] | None = None, slides: Slides | None = None,
+             growing: set[str] | None = None) -> ResultCache:
         """The cache under ``directory`` for ``spec``'s test sets and this pal; ``windows``: the
         window keys of this run's jobs (``window_inputs``), none when the jobs are always read;
-        ``slides``: their builds (``window_inputs``), none when a moved window is read whole."""
-        return cls(Path(directory), cache_context(spec), set(single_testbed), reuse, dict(windows or {}), slides)
+        ``slides``: their builds (``window_inputs``), none when a moved window is read whole;
+        ``growing``: the jobs whose MDL states to use and keep."""
+        return cls(Path(directory), cache_context(spec), set(single_testbed), reuse, dict(windows or {}), slides,
+                   growing=set(growing or ()))
 
     def unread(self, job: str) -> KeptJob | None:
         """The history of ``job`` when its file was written for the same window (its results are
@@ -244,7 +259,7 @@ class ResultCache:
             kept = self._read(job, digest, items) if self.reuse else None
             if kept is None:
                 self._digests[job] = digest
-                todo += items
+                todo += self._with_states(job, items) if job in self.growing else items
             else:
                 self._hits.update((r.key, r) for r in kept)
                 self.reused += len(kept)
@@ -252,6 +267,14 @@ class ResultCache:
                     self._digests[job] = digest  # rewritten: the same series from another window, or damaged
         self._pending += todo
         return todo
+
+    def _with_states(self, job: str, items: list[SeriesInput]) -> list[SeriesInput]:
+        """``items`` (a job's series) asking for their detector's state, each with the one the last
+        run kept for it (``--full``: none, every series searched from its first run)."""
+        from pal.analysis import mdl_states
+
+        kept = mdl_states.read(states_file(self.directory, job), self.context, job) if self.reuse else {}
+        return [dataclasses.replace(s, resume=kept.get(s.key), keep=True) for s in items]
 
     @property
     def pending(self) -> list[SeriesInput]:
@@ -278,6 +301,13 @@ class ResultCache:
                 out.append(hit if hit is not None else next(fresh, None))
         if any(r is None for r in out) or next(fresh, None) is not None or self._hits or self._kept or by_job:
             raise ValueError("analysis cache: the analysed series do not match the pending ones")
+        from pal.analysis.mdl import MdlSaved
+
+        for r in analysed:  # the detectors' states go to the states files, not to the later stages
+            if r.resume is not None:
+                self._states.setdefault(r.key.job, []).append((r.key, r.resume))
+                self.resumed += isinstance(r.resume, MdlSaved) and r.resume.resumed > 0
+                r.resume = None
         self._pending, self._order = [], []
         return out  # type: ignore[return-value] - no None left
 
@@ -310,18 +340,40 @@ class ResultCache:
                     path.unlink(missing_ok=True)
             except OSError as exc:
                 log.warning("analysis cache: %s not written (%s)", path, exc)
+        kept_states = self._save_states(by_job)
         self._digests.clear()
         self._history.clear()
         self._damaged.clear()
-        keep = {job_file(self.directory, j).name for j in by_job}
+        keep = {job_file(self.directory, j).name for j in by_job} | kept_states
         try:
             names = os.listdir(self.directory)
         except OSError:
             names = []
         for name in names:
-            if name.endswith(SUFFIX) and name not in keep and not is_temp(Path(name)):
+            if name.endswith((SUFFIX, STATES_SUFFIX)) and name not in keep and not is_temp(Path(name)):
                 (self.directory / name).unlink(missing_ok=True)
         return written
+
+    def _save_states(self, by_job: dict[str, list[SeriesResult]]) -> set[str]:
+        """Write the states of the jobs analysed with ``keep``; the names of the states files that
+        stay: those written, and those of growing jobs not analysed (their series did not change)."""
+        from pal.analysis import mdl_states
+        from pal.analysis.mdl import MdlSaved
+
+        names = set()
+        for job in by_job:
+            path = states_file(self.directory, job)
+            if job in self._states:
+                states = [(k, s) for k, s in self._states[job] if isinstance(s, MdlSaved)]
+                try:
+                    mdl_states.write(path, self.context, job, states)
+                    names.add(path.name)
+                except OSError as exc:
+                    log.warning("mdl states: %s not written (%s)", path, exc)
+            elif job in self.growing and job not in self._digests:
+                names.add(path.name)
+        self._states.clear()
+        return names
 
     def _read(self, job: str, digest: str, series: list[SeriesInput]) -> list[SeriesResult] | None:
         """The results of ``series`` (a job's, of inputs ``digest``) rebuilt from the job's file;

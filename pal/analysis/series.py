@@ -41,6 +41,8 @@ class SeriesInput:
     stdevs: np.ndarray
     attrs: dict[str, Any]
     trials: list | None = None  # per run: the trial list (MRR) or None; None when not read
+    resume: Any = None  # the detector's state from the last run (``Detection.resume``) to go on from
+    keep: bool = False  # ask the detector for its state for the next run (the job's window grows)
 
 
 def assign_test_sets(samples: pd.DataFrame, spec: Spec) -> pd.Series:
@@ -265,7 +267,7 @@ def analyse_one(series: SeriesInput, test_set: TestSet, single_testbed: bool,
     if det.uses_trials and series.trials is not None:
         given = [t if t is not None else (None if np.isnan(v) else [float(v)])
                  for t, v in zip(series.trials, values)]
-    detection = det.detect(given, direction)
+    detection = det.detect(given, direction, resume=series.resume, keep=series.keep)
     groups, level_trend = (detection.groups, None) if detection.groups else levels_from_changes(values, detection.changes)
     trend = detection.trend if np.isfinite(detection.trend).any() else level_trend
     if trend is None:
@@ -283,7 +285,7 @@ def analyse_one(series: SeriesInput, test_set: TestSet, single_testbed: bool,
         key=series.key, builds=series.builds, times=series.times, values=values, stdevs=series.stdevs,
         trend=trend, groups=groups, changes=changes, compliance=comp, verdict=detection.verdict,
         direction=direction, detector=det.name, test_set=series.test_set,
-        attrs=dict(series.attrs), bands=bands, alertable=alertable,
+        attrs=dict(series.attrs), bands=bands, alertable=alertable, resume=detection.resume,
     )
 
 

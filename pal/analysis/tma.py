@@ -97,7 +97,9 @@ class TmaDetector:
         self.params["window"] = int(self.params["window"])
         self.params["min_history"] = int(self.params["min_history"])
 
-    def detect(self, series: SeriesInput, direction: int = 1) -> Detection:
+    def detect(self, series: SeriesInput, direction: int = 1, resume: Any = None, keep: bool = False
+               ) -> Detection:
+        """(Keeps nothing between runs: ``resume`` and ``keep`` are ignored.)"""
         values = as_values(series)
         n = len(values)
         window, min_hist, sigma = self.params["window"], self.params["min_history"], float(self.params["sigma"])

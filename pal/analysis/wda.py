@@ -278,7 +278,9 @@ class WdaDetector:
         self.params = check_params("wda", params, {"checks": DEFAULT_CHECKS})
         self.checks = normalise_checks(self.params["checks"])
 
-    def detect(self, series: SeriesInput, direction: int = 1) -> Detection:
+    def detect(self, series: SeriesInput, direction: int = 1, resume: Any = None, keep: bool = False
+               ) -> Detection:
+        """(Keeps nothing between runs: ``resume`` and ``keep`` are ignored.)"""
         dt = self.checks[0]["data_filter"]["data_type"]
         values = aggregate(series, dt)
         n = len(values)

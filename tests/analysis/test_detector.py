@@ -24,6 +24,23 @@ def test_registry_names_match_spec(name):
     assert det.name == name
 
 
+@pytest.mark.parametrize("name", ["mdl", "tma", "fisher", "wda"])
+def test_a_kept_state_gives_the_same_detection(name):
+    # detect(..., keep=True) gives what the detector goes on from (MDL's search state; None for those
+    # that keep nothing); passed back with more runs, the detection is the one without it
+    det = get_detector(name, {})
+    values = [10.0 + (i % 3) * 0.1 + (2.0 if 20 <= i < 35 else 0.0) for i in range(50)]
+    first = det.detect(values[:40], 1, keep=True)
+    assert (first.resume is None) == (name != "mdl")
+    assert det.detect(values[:40], 1).resume is None  # not asked for
+    again = det.detect(values, 1, resume=first.resume, keep=True)
+    plain = det.detect(values, 1)
+    assert again.changes == plain.changes and again.verdict == plain.verdict and again.groups == plain.groups
+    assert np.array_equal(again.trend, plain.trend, equal_nan=True)
+    if name == "mdl":
+        assert again.resume.resumed == 40
+
+
 def test_unknown_param_names_the_key():
     with pytest.raises(SpecError) as exc:
         get_detector("tma", {"windw": 10})

@@ -1,0 +1,88 @@
+"""The MDL states file of a job (``pal.analysis.mdl_states``): what is written is read back to the
+bit, and a file that is not this run's or is damaged gives no state (logged), never an error."""
+
+from __future__ import annotations
+
+import logging
+import random
+
+import pytest
+
+from pal.analysis import mdl_states
+from pal.analysis.mdl import MdlState
+from pal.model import SeriesKey
+
+JOB = "csit-vpp-perf-mrr-daily-master-2n-icx"
+
+
+def states() -> list[tuple[SeriesKey, object]]:
+    rng = random.Random(3)
+    out = []
+    for i, n in enumerate((1, 2, 57, 365)):
+        values = [rng.uniform(1e6, 2e6) for _ in range(n)]
+        sbps = 10.0 if i == 2 else None
+        out.append((SeriesKey(JOB, f"tests.t{i}", "mrr"), MdlState.start(values, sbps=sbps).saved()))
+    unit_state = MdlState.start([[1.0, 1.5], [2.0], [1.2, 1.1, 0.9]], unit=0.01).saved()
+    out.append((SeriesKey(JOB, "tests.trials \"quoted\" ü", "latency_pdr50_d1"), unit_state))
+    return out
+
+
+def test_written_states_read_back_to_the_bit(tmp_path):
+    path = tmp_path / "job.states"
+    kept = states()
+    mdl_states.write(path, "ctx", JOB, kept)
+    got = mdl_states.read(path, "ctx", JOB)
+    assert list(got) == [k for k, _ in kept]
+    for key, saved in kept:
+        back = got[key]
+        for name in ("count", "digest", "max_value", "unit", "unit_arg", "sbps_arg"):
+            assert getattr(back, name) == getattr(saved, name), name
+        for name in ("win", "c_avg", "c_sd"):
+            assert getattr(back, name).dtype == getattr(saved, name).dtype
+            assert getattr(back, name).tobytes() == getattr(saved, name).tobytes(), name
+    assert mdl_states.read(tmp_path / "none.states", "ctx", JOB) == {}
+
+
+def test_a_read_state_resumes_as_the_saved_one():
+    values = [2e6] + [1e6 * (1.1 if 30 <= i < 60 else 1.0) + i for i in range(99)]
+    saved = MdlState.start(values[:80]).saved()
+    back = mdl_states._decode(mdl_states.encode("c", JOB, [(SeriesKey(JOB, "t", "mrr"), saved)]), "c", JOB)
+    state = MdlState.resume(back[SeriesKey(JOB, "t", "mrr")], values)
+    assert state.saved().resumed == 80
+    assert state.groups() == MdlState.start(values).groups()
+
+
+def test_another_context_or_job_gives_nothing(tmp_path):
+    path = tmp_path / "job.states"
+    mdl_states.write(path, "ctx", JOB, states())
+    assert mdl_states.read(path, "other pal", JOB) == {}
+    assert mdl_states.read(path, "ctx", "another-job") == {}
+
+
+@pytest.mark.parametrize("damage", ["magic", "truncated", "flipped", "header", "counts", "empty"])
+def test_a_damaged_file_gives_nothing_and_says_so(tmp_path, caplog, damage):
+    path = tmp_path / "job.states"
+    mdl_states.write(path, "ctx", JOB, states())
+    data = bytearray(path.read_bytes())
+    if damage == "magic":
+        data[:4] = b"PAR1"
+    elif damage == "truncated":
+        data = data[:-9]
+    elif damage == "flipped":  # one bit of a stdev: the CRC tells
+        data[-3] ^= 0x10
+    elif damage == "header":
+        data[len(mdl_states.MAGIC)] = ord("[")
+    elif damage == "counts":  # a run count that does not match the body (CRC and length still right)
+        data = bytearray(bytes(data).replace(b'"tests.t1","mrr",2,', b'"tests.t1","mrr",3,', 1))
+    else:
+        data = bytearray()
+    path.write_bytes(bytes(data))
+    with caplog.at_level(logging.WARNING, logger="pal"):
+        assert mdl_states.read(path, "ctx", JOB) == {}
+    assert "is damaged" in caplog.text and str(path) in caplog.text
+
+
+def test_no_states_is_a_file_too(tmp_path):
+    path = tmp_path / "job.states"
+    mdl_states.write(path, "ctx", JOB, [])
+    assert mdl_states.read(path, "ctx", JOB) == {}
