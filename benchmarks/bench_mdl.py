@@ -6,8 +6,11 @@
 Prints times, speed ratios and whether the outputs are identical (boundaries, labels, averages,
 stdevs and bits); the daily case: 6,000 series of 180 runs fully classified (compiled vs the
 NumPy fallback) against extending a state held in memory by one run (what a saved state could at
-best give; pal keeps none: the window slides daily), plus the first-call cost (the compiled
-kernel's import and first call, in a fresh process).
+best give; pal keeps none for a window that slides), plus the first-call cost (the compiled
+kernel's import and first call, in a fresh process); the growing case: 3,000 series of 365 runs
+(a job of the year's benchmark, whose window grows) searched in full against going on from the
+states the last run kept (``MdlState.saved``, through the states file's encoding and decoding:
+what ``pal run`` does for such a job).
 """
 
 from __future__ import annotations
@@ -90,6 +93,33 @@ def daily_case(count: int, runs: int, numpy_count: int) -> None:
           f"  full recompute / in-memory state {t_full / t_state:5.2f}  identical {from_state == got}", flush=True)
 
 
+def growing_case(count: int, runs: int) -> None:
+    """A job whose window grows: each series searched in full, against resumed from the state kept
+    when it had one run less, read back from the bytes of a states file."""
+    from pal.analysis import mdl_states
+    from pal.model import SeriesKey
+
+    data = [series(runs, seed=20_000 + k) for k in range(count)]
+    keys = [SeriesKey("job", f"t{k}", "mrr") for k in range(count)]
+    blob = mdl_states.encode("ctx", "job", [(k, MdlState.start(v[:-1]).saved()) for k, v in zip(keys, data)])
+
+    def full() -> list:
+        return [[(g.start, g.end, g.avg, g.bits) for g in classify(v)] for v in data]
+
+    def resumed() -> list:
+        kept = mdl_states._decode(blob, "ctx", "job")
+        return [[(g.start, g.end, g.avg, g.bits) for g in MdlState.resume(kept[k], v).groups()]
+                for k, v in zip(keys, data)]
+
+    t_full, got = _timed(full, repeat=2)
+    t_res, back = _timed(resumed, repeat=2)
+    went_on = sum(MdlState.resume(s, v).saved().resumed > 0
+                  for s, v in zip(mdl_states._decode(blob, "ctx", "job").values(), data))
+    print(f"{count:,} series of {runs} runs whose window grows: full {t_full:6.2f} s"
+          f"  from the kept states {t_res:6.2f} s ({went_on:,} went on; file {len(blob) / 1e6:.1f} MB)"
+          f"  ratio {t_full / t_res:5.2f}x  identical {back == got}", flush=True)
+
+
 def first_call() -> float:
     """Seconds of the first classify in a fresh interpreter (the compiled kernel's import included)."""
     import subprocess
@@ -119,6 +149,7 @@ def main(argv: list[str] | None = None) -> int:
         print(line, flush=True)
 
     daily_case(6000, 180, 6000 if args.full else 600)
+    growing_case(3000, 365)
 
     # Incremental: a 5,000-run state in memory, append 1 and 10 runs, versus a full recompute.
     values = series(5010)
