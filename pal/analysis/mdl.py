@@ -394,20 +394,12 @@ class MdlState:
         self.win[:count] = saved.win
         self.c_avg[:count] = saved.c_avg
         self.c_sd[:count] = saved.c_sd
-        tables = _exact_tables(int(self.r_n[:count].sum()))
         try:
-            failed = kernel.rebuild(
-                0, count, self.r_n, self.r_avg, self.r_sd, self.max_value, self.unit,
-                math.log(top / unit + 1, 2), math.log(1 - 1 / (top / unit + 2), 2), *tables,
-                self.c_n, self.c_nf, self.c_avg, self.c_sd, self.c_prev, self.c_base, self.c_lognorm,
-                self.win, self.best, self.gbits, self.w_n, self.w_avg, self.w_sd,
-            )  # fmt: skip
+            failed = self._in_kernel(kernel.rebuild, 0, count)
         except ValueError:  # its win array is no search's (a start after its run): not this series' state
             failed = True
         if failed:
-            self.max_value = self.unit = 0.0
-            self._count = self._cap = 0
-            return False
+            return False  # (``resume`` restarts the state: every field above is set again)
         self._count = count
         self._resumed = count
         self._advance(count, len(r_n))
@@ -514,13 +506,7 @@ class MdlState:
         if kernel is not None and j1 > j0:
             top = self.max_value / self.unit if self.unit > 0.0 else math.inf
             if math.isfinite(top):
-                tables = _exact_tables(int(self.r_n[:j1].sum()))
-                failed = kernel.run_steps(
-                    j0, j1, self.r_n, self.r_avg, self.r_sd, self.max_value, self.unit,
-                    math.log(top + 1, 2), math.log(1 - 1 / (top + 2), 2), *tables,
-                    self.c_n, self.c_nf, self.c_avg, self.c_sd, self.c_prev, self.c_base, self.c_lognorm,
-                    self.win, self.best, self.gbits, self.w_n, self.w_avg, self.w_sd,
-                )  # fmt: skip
+                failed = self._in_kernel(kernel.run_steps, j0, j1)
                 if not failed:
                     self._count = j1
                     return
@@ -530,6 +516,17 @@ class MdlState:
         for j in range(j0, j1):
             self._step(j)
             self._count = j + 1
+
+    def _in_kernel(self, fn: Any, j0: int, j1: int) -> int:
+        """The kernel's ``run_steps`` or ``rebuild`` for runs j0..j1-1 on this state's arrays (one
+        argument list for both: they read and write the same state)."""
+        top = self.max_value / self.unit
+        return fn(
+            j0, j1, self.r_n, self.r_avg, self.r_sd, self.max_value, self.unit,
+            math.log(top + 1, 2), math.log(1 - 1 / (top + 2), 2), *_exact_tables(int(self.r_n[:j1].sum())),
+            self.c_n, self.c_nf, self.c_avg, self.c_sd, self.c_prev, self.c_base, self.c_lognorm,
+            self.win, self.best, self.gbits, self.w_n, self.w_avg, self.w_sd,
+        )  # fmt: skip
 
     def _size_table(self, n: int) -> np.ndarray:
         """Bits that depend on the sample count only, index n (see module docstring).

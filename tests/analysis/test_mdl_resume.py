@@ -14,7 +14,7 @@ import pal.analysis.mdl_kernel as kernel
 from pal.analysis import mdl
 from pal.analysis.mdl import MdlSaved, MdlState
 from tests.analysis.test_mdl import SHAPES, oracle, ours
-from tests.analysis.test_mdl_kernel import level  # noqa: F401 - the fixture
+from tests.analysis.test_mdl_kernel import _held, level  # noqa: F401 - the fixture
 
 #: every array of the state, as the search leaves them
 ARRAYS = ("r_n", "r_avg", "r_sd", "c_n", "c_nf", "c_avg", "c_sd", "c_prev", "c_base", "c_lognorm", "win", "best",
@@ -129,18 +129,10 @@ def test_without_the_kernel_a_state_is_not_used(monkeypatch):
 
 def test_the_kernel_refuses_a_win_array_that_is_no_states():
     values = [3.0, 2.0, 2.1, 2.2]
-    state = MdlState.start(values)
-    saved = state.saved()
-    r_n, r_avg, r_sd, top = mdl._prepare(values)
-    fresh = MdlState()
-    fresh._reserve(4)
-    fresh.r_n[:4], fresh.r_avg[:4], fresh.r_sd[:4] = r_n, r_avg, r_sd
+    saved = MdlState.start(values).saved()
+    fresh, args = _held(values)
     fresh.win[:4] = [0, 2, 1, 1]  # run 1 won by a start after it
     fresh.c_avg[:4], fresh.c_sd[:4] = saved.c_avg, saved.c_sd
-    t = top / state.unit
-    args = [fresh.r_n, fresh.r_avg, fresh.r_sd, top, state.unit, np.log2(t + 1), np.log2(1 - 1 / (t + 2)),
-            *mdl._exact_tables(4), fresh.c_n, fresh.c_nf, fresh.c_avg, fresh.c_sd, fresh.c_prev, fresh.c_base,
-            fresh.c_lognorm, fresh.win, fresh.best, fresh.gbits, fresh.w_n, fresh.w_avg, fresh.w_sd]
     with pytest.raises(ValueError, match="state arrays"):
         kernel.rebuild(0, 4, *args)
     with pytest.raises(ValueError, match="state arrays"):
