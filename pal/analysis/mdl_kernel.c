@@ -1029,9 +1029,9 @@ PyDoc_STRVAR(run_steps_doc,
 "recomputes the near ones exactly, compared in jumpavg's order.");
 
 /* Candidate merges (the sum of j over the runs searched) above which a search releases the GIL:
- * about 0.1 ms of work. Below it the GIL is kept: taking it back costs a switch interval (5 ms)
+ * about 0.1 ms of work. Below it the GIL is kept: taking it back can wait a switch interval (5 ms)
  * whenever another thread of the process runs Python meanwhile (measured: a one-run resume took
- * 30 ms instead of 0.2 with a busy thread beside it), far more than the work. */
+ * 30 ms instead of 0.2 with a busy thread beside it), far longer than the work. */
 #define RELEASE_WORK 50000
 
 /* run_steps and rebuild: the same arguments, validated, then fn (search or rebuild); the GIL
