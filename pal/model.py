@@ -214,6 +214,17 @@ class Compliance:
     progressions: int
 
 
+@dataclass(frozen=True)
+class SearchStates:
+    """What the searches of a series leave for its next run, where its window grows
+    (``Detector.detect``'s ``keep``/``resume``; opaque here, kept by the result cache): the
+    detector's search of the series and its search of the series with the transient runs masked
+    (the alert filters' second search, ``pal.analysis.filters.alert_changes``). None: nothing."""
+
+    detector: Any = None
+    masked: Any = None
+
+
 @dataclass
 class SeriesResult:
     """Everything known about one (job, test, metric) series after analysis.
@@ -238,9 +249,9 @@ class SeriesResult:
     attrs: dict = field(default_factory=dict)  # topo_arch, nic, frame_size, cores, test_type, ...
     bands: dict[str, np.ndarray] = field(default_factory=dict)  # the detector's own, e.g. TMA's "tma", "tma_lo"
     alertable: list[Change] = field(default_factory=list)  # what the alert filters keep, with state and recency
-    # the detector's state for the series' next run (``Detection.resume``): the result cache takes it
-    # off (``ResultCache.merge``) and keeps it; nothing else reads it
-    resume: Any = None
+    # what the series' searches go on from on its next run (``SearchStates``): the result cache takes
+    # it off (``ResultCache.merge``) and keeps it; nothing else reads it
+    resume: SearchStates | None = None
 
     @property
     def last_time(self) -> datetime | None:

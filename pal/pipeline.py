@@ -232,6 +232,8 @@ def analyse_series(spec: Spec, inputs: list[SeriesInput], builds: pd.DataFrame, 
         report.count("series.reused", cache.reused)
         if cache.resumed:
             report.count("series.resumed", cache.resumed)
+        if cache.resumed_masked:
+            report.count("series.resumed_masked", cache.resumed_masked)
     report.count("series", len(results))
     report.count("series.regressions", sum(r.compliance.regressions > 0 for r in results))
     return results

@@ -35,7 +35,7 @@ tuned on ``pal.evaluation.datasets.honest(seed=1)`` (docs/accuracy.md).
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -207,8 +207,23 @@ def isolated_runs(values: np.ndarray, k_sigma: float = 4.0) -> list[int]:
     return [int(valid[i + 1]) for i in np.flatnonzero(hit)]
 
 
+@dataclass
+class MaskedSearch:
+    """The detector's state for a series with its transient runs masked (``alert_changes``' second
+    search), carried from run to run where the window grows (``Detector.detect``'s ``resume`` /
+    ``keep``): ``resume`` is the last run's, ``kept`` this run's, for the next (None: the series
+    had nothing to mask, or the detector keeps nothing).
+
+    Why: a year's series of 365 runs, one in twelve with a run to mask, searched again in full
+    every day, was a fifth of the analysis once the detector's own search went on from its state."""
+
+    resume: Any = None
+    kept: Any = None
+
+
 def alert_changes(detector: Detector, series: SeriesInput, direction: int = 1, min_change_pct: float = 0.0,
-                  confirm_runs: int = 1, changes: list[Change] | None = None, passes: int = 3) -> list[Change]:
+                  confirm_runs: int = 1, changes: list[Change] | None = None, passes: int = 3,
+                  masked_search: MaskedSearch | None = None) -> list[Change]:
     """What to alert on: transient levels masked as missing and the series analysed again, then filtered.
 
     With ``confirm_runs`` > 1, isolated runs (``isolated_runs``) and levels that held fewer
@@ -220,22 +235,35 @@ def alert_changes(detector: Detector, series: SeriesInput, direction: int = 1, m
     (``trend_changes``) are dropped and the filters run again without them (the next change is
     then measured from the level before), until no kept change is a trend's step. The
     detector's own changes (the graphs' groups) are never touched.
+
+    ``masked_search``: each search of a masked series is offered its ``resume`` (the detector
+    uses it only where it fits: the same runs, more appended) and the last one's state is its
+    ``kept``; the changes are the same with or without it.
     """
     values = as_values(series)
     if changes is None:
         changes = detector.detect(series, direction).changes
+
+    def search_masked(runs: set[int]) -> list[Change]:
+        masked_series = _mask(series, runs)
+        if masked_search is None:
+            return detector.detect(masked_series, direction).changes
+        found = detector.detect(masked_series, direction, resume=masked_search.resume, keep=True)
+        masked_search.kept = found.resume
+        return found.changes
+
+    if masked_search is not None:
+        masked_search.kept = None
     if confirm_runs > 1:
         masked = set(isolated_runs(values))
-        masked_series: Any = _mask(series, masked) if masked else series
         if masked:
-            changes = detector.detect(masked_series, direction).changes
+            changes = search_masked(masked)
         for _ in range(passes):
             new = set(transient_runs(values, changes, confirm_runs)) - masked
             if not new:
                 break
             masked |= new
-            masked_series = _mask(series, masked)
-            changes = detector.detect(masked_series, direction).changes
+            changes = search_masked(masked)
         seen = values.copy()
         seen[sorted(masked)] = np.nan
         noise = run_noise(seen)
@@ -619,6 +647,7 @@ def alertable_changes(
     confirm_runs: int = 1,
     window_runs: int | None = None,
     changes: list[Change] | None = None,
+    masked_search: MaskedSearch | None = None,
 ) -> list[Change]:
     """The changes of one series that alerts are made of, decided once for the run and the harness.
 
@@ -641,12 +670,14 @@ def alertable_changes(
       that the tests could tell from noise only some runs after it began is news when they
       first can, not never;
     * ``first_bad_build`` / ``last_good_build`` from ``builds`` (run index when None).
+
+    ``masked_search``: see ``alert_changes`` (a growing window's series).
     """
     values = as_values(series)
     valid = np.flatnonzero(~np.isnan(values))
     if len(valid) == 0:
         return []
-    kept = alert_changes(detector, series, direction, min_change_pct, confirm_runs, changes)
+    kept = alert_changes(detector, series, direction, min_change_pct, confirm_runs, changes, masked_search=masked_search)
     numbers = np.arange(len(values)) if builds is None else np.asarray(builds)
     last = int(valid[-1])
     window_start = 0 if window_runs is None else int(valid[max(0, len(valid) - window_runs)])

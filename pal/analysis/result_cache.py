@@ -55,7 +55,7 @@ import pyarrow as pa
 
 from pal.analysis.series import SeriesInput
 from pal.atomic import is_temp, write_bytes_atomic
-from pal.model import Change, Compliance, SeriesKey, SeriesResult, TrendGroup
+from pal.model import Change, Compliance, SearchStates, SeriesKey, SeriesResult, TrendGroup
 from pal.spec import Spec
 from pal.window import JobWindow, Plan, Slides, plan
 
@@ -174,6 +174,7 @@ class ResultCache:
     slides: Slides | None = None  # the window's builds, to slide a job's last window (``moved``)
     reused: int = 0
     resumed: int = 0  # series analysed from their MDL state (``growing``)
+    resumed_masked: int = 0  # ... whose alert filters' search of the masked series went on from its state
     _digests: dict[str, str] = field(default_factory=dict)  # job -> digest of the jobs read
     _hits: dict[SeriesKey, SeriesResult] = field(default_factory=dict)
     _pending: list[SeriesInput] = field(default_factory=list)
@@ -183,7 +184,7 @@ class ResultCache:
     _file_windows: dict[str, str | None] = field(default_factory=dict)  # the window key a job's file keeps
     _damaged: set[str] = field(default_factory=set)  # jobs whose file could not be read whole
     growing: set[str] = field(default_factory=set)
-    _states: dict[str, list[tuple[SeriesKey, Any]]] = field(default_factory=dict)  # job -> states to keep
+    _states: dict[str, list[tuple[SeriesKey, SearchStates]]] = field(default_factory=dict)  # job -> states to keep
 
     @classmethod
     def open(cls, directory: Path, spec: Spec, single_testbed: set[str], reuse: bool = True,
@@ -269,7 +270,7 @@ class ResultCache:
         return todo
 
     def _with_states(self, job: str, items: list[SeriesInput]) -> list[SeriesInput]:
-        """``items`` (a job's series) asking for their detector's state, each with the one the last
+        """``items`` (a job's series) asking for their searches' states, each with those the last
         run kept for it (``--full``: none, every series searched from its first run)."""
         from pal.analysis import mdl_states
 
@@ -303,10 +304,11 @@ class ResultCache:
             raise ValueError("analysis cache: the analysed series do not match the pending ones")
         from pal.analysis.mdl import MdlSaved
 
-        for r in analysed:  # the detectors' states go to the states files, not to the later stages
+        for r in analysed:  # the searches' states go to the states files, not to the later stages
             if r.resume is not None:
                 self._states.setdefault(r.key.job, []).append((r.key, r.resume))
-                self.resumed += isinstance(r.resume, MdlSaved) and r.resume.resumed > 0
+                self.resumed += isinstance(r.resume.detector, MdlSaved) and r.resume.detector.resumed > 0
+                self.resumed_masked += isinstance(r.resume.masked, MdlSaved) and r.resume.masked.resumed > 0
                 r.resume = None
         self._pending, self._order = [], []
         return out  # type: ignore[return-value] - no None left
@@ -358,15 +360,13 @@ class ResultCache:
         """Write the states of the jobs analysed with ``keep``; the names of the states files that
         stay: those written, and those of growing jobs not analysed (their series did not change)."""
         from pal.analysis import mdl_states
-        from pal.analysis.mdl import MdlSaved
 
         names = set()
         for job in by_job:
             path = states_file(self.directory, job)
             if job in self._states:
-                states = [(k, s) for k, s in self._states[job] if isinstance(s, MdlSaved)]
                 try:
-                    mdl_states.write(path, self.context, job, states)
+                    mdl_states.write(path, self.context, job, self._states[job])
                     names.add(path.name)
                 except OSError as exc:
                     log.warning("mdl states: %s not written (%s)", path, exc)

@@ -20,9 +20,9 @@ import pandas as pd
 
 from pal.analysis.compliance import compliance, week_runs
 from pal.analysis.detector import Detector, levels_from_changes
-from pal.analysis.filters import alertable_changes
+from pal.analysis.filters import MaskedSearch, alertable_changes
 from pal.analysis.registry import get_detector
-from pal.model import Change, SeriesKey, SeriesResult
+from pal.model import Change, SearchStates, SeriesKey, SeriesResult
 from pal.spec import Spec, TestSet
 
 #: columns a series carries as attributes (constant per series, the last row's value wins)
@@ -41,8 +41,8 @@ class SeriesInput:
     stdevs: np.ndarray
     attrs: dict[str, Any]
     trials: list | None = None  # per run: the trial list (MRR) or None; None when not read
-    resume: Any = None  # the detector's state from the last run (``Detection.resume``) to go on from
-    keep: bool = False  # ask the detector for its state for the next run (the job's window grows)
+    resume: SearchStates | None = None  # the last run's search states (``SearchStates``) to go on from
+    keep: bool = False  # ask for the search states for the next run (the job's window grows)
 
 
 def assign_test_sets(samples: pd.DataFrame, spec: Spec) -> pd.Series:
@@ -267,7 +267,8 @@ def analyse_one(series: SeriesInput, test_set: TestSet, single_testbed: bool,
     if det.uses_trials and series.trials is not None:
         given = [t if t is not None else (None if np.isnan(v) else [float(v)])
                  for t, v in zip(series.trials, values)]
-    detection = det.detect(given, direction, resume=series.resume, keep=series.keep)
+    states = series.resume or SearchStates()
+    detection = det.detect(given, direction, resume=states.detector, keep=series.keep)
     groups, level_trend = (detection.groups, None) if detection.groups else levels_from_changes(values, detection.changes)
     trend = detection.trend if np.isfinite(detection.trend).any() else level_trend
     if trend is None:
@@ -275,8 +276,10 @@ def analyse_one(series: SeriesInput, test_set: TestSet, single_testbed: bool,
     changes = [_with_builds(c, series.builds, values, det.name) for c in detection.changes]
     window = week_runs(test_set.windows, single_testbed)
     filters = test_set.alert_filters
+    masked = MaskedSearch(states.masked) if series.keep else None
     alertable = alertable_changes(det, given, direction, series.builds, min_change_pct=filters.min_change_pct,
-                                  confirm_runs=filters.confirm_runs, window_runs=window, changes=detection.changes)
+                                  confirm_runs=filters.confirm_runs, window_runs=window, changes=detection.changes,
+                                  masked_search=masked)
     comp = compliance(trend, series.times, changes, test_set.windows, single_testbed, direction, groups=groups)
     # the detector's own bands; the MM / TMA bands every drill-down draws are the render's
     # (``pal.render.graphs.drawn_bands``): a function of the values, not held for every series
@@ -285,7 +288,8 @@ def analyse_one(series: SeriesInput, test_set: TestSet, single_testbed: bool,
         key=series.key, builds=series.builds, times=series.times, values=values, stdevs=series.stdevs,
         trend=trend, groups=groups, changes=changes, compliance=comp, verdict=detection.verdict,
         direction=direction, detector=det.name, test_set=series.test_set,
-        attrs=dict(series.attrs), bands=bands, alertable=alertable, resume=detection.resume,
+        attrs=dict(series.attrs), bands=bands, alertable=alertable,
+        resume=SearchStates(detection.resume, masked.kept) if masked is not None else None,
     )
 
 

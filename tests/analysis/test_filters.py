@@ -412,3 +412,73 @@ def test_trend_changes_by_hand():
     assert len(trend_changes(saw, [Change(100, "progression", 10.0, 11.0, 100, 100)], 0.1)) == 1
     # a slope no clearer than noise (z < TREND_SLOPE_Z) does not make a trend
     assert len(trend_changes(ramp[:8], [Change(4, "progression", 0.0, 1.0, 4, 4)], 10.0)) == 1
+
+
+# --- the masked series' search, carried from run to run (a growing window) ---
+
+def _dipped(n: int, seed: int = 5) -> np.ndarray:
+    """n runs around 1e7 (noise 0.5 %), one-run dips and spikes of 6 % every 37 runs (isolated
+    runs to mask), a 4 % step down at run 120."""
+    rng = np.random.default_rng(seed)
+    values = 1e7 * (1 + rng.normal(0, 0.005, n))
+    values[120:] *= 0.96
+    values[18::37] *= 0.94
+    values[30::37] *= 1.06
+    return values
+
+
+def test_the_masked_search_goes_on_from_the_last_runs_state_and_changes_nothing():
+    """A day's series is yesterday's with runs appended: its masked search goes on from the state
+    yesterday's left (``MaskedSearch``) and the alerts are those of a search from the first run."""
+    from pal.analysis.filters import MaskedSearch, isolated_runs
+    from pal.analysis.mdl import MdlSaved
+
+    det = get_detector("mdl")
+    values = _dipped(300)
+    went_on = 0
+    for n, more in ((150, 1), (200, 1), (250, 3), (299, 1)):
+        assert isolated_runs(values[:n])  # something to mask: a second search
+        yesterday = MaskedSearch()
+        first = alertable_changes(det, values[:n], +1, confirm_runs=3, masked_search=yesterday)
+        assert first == alertable_changes(det, values[:n], +1, confirm_runs=3)
+        assert isinstance(yesterday.kept, MdlSaved) and yesterday.kept.resumed == 0
+        today = MaskedSearch(yesterday.kept)
+        got = alertable_changes(det, values[:n + more], +1, confirm_runs=3, masked_search=today)
+        assert got == alertable_changes(det, values[:n + more], +1, confirm_runs=3)
+        went_on += today.kept.resumed > 0
+    assert went_on >= 3  # (an appended run may make the last one isolated: another mask, a full search)
+
+
+def test_a_masked_state_that_does_not_fit_is_not_used():
+    """Another series' state, or a mask that moved into the old runs: a full search, the same alerts."""
+    from pal.analysis.filters import MaskedSearch
+
+    det = get_detector("mdl")
+    values = _dipped(260)
+    other = MaskedSearch()
+    alertable_changes(det, _dipped(200, seed=9), +1, confirm_runs=3, masked_search=other)
+    today = MaskedSearch(other.kept)
+    assert alertable_changes(det, values, +1, confirm_runs=3, masked_search=today) == \
+        alertable_changes(det, values, +1, confirm_runs=3)
+    assert today.kept.resumed == 0
+    moved = values.copy()
+    moved[100] *= 0.9  # a new isolated run among the old ones
+    yesterday = MaskedSearch()
+    alertable_changes(det, values[:200], +1, confirm_runs=3, masked_search=yesterday)
+    today = MaskedSearch(yesterday.kept)
+    assert alertable_changes(det, moved, +1, confirm_runs=3, masked_search=today) == \
+        alertable_changes(det, moved, +1, confirm_runs=3)
+    assert today.kept.resumed == 0
+
+
+def test_nothing_to_mask_keeps_no_masked_state():
+    from pal.analysis.filters import MaskedSearch
+
+    det = get_detector("mdl")
+    clean = 1e7 * (1 + np.random.default_rng(2).normal(0, 0.001, 120))
+    search = MaskedSearch("yesterday's")
+    alertable_changes(det, clean, +1, confirm_runs=3, masked_search=search)
+    assert search.kept is None
+    search = MaskedSearch()
+    alertable_changes(det, _dipped(200), +1, confirm_runs=1, masked_search=search)  # no masking at confirm-runs 1
+    assert search.kept is None

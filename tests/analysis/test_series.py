@@ -164,3 +164,28 @@ def test_series_of_a_job_that_ran_in_the_same_builds_share_their_axes_read_only(
     assert not a.builds.flags.writeable and not a.times.flags.writeable
     back = pickle.loads(pickle.dumps([a, b, c]))
     assert back[0].builds is back[1].builds and back[2].builds.tolist() == [1, 3]
+
+
+def test_a_growing_series_goes_on_from_both_searches_states():
+    """``keep``: the result carries the detector's and the masked search's states (``SearchStates``);
+    the next day's series (one run more) analysed from them is the series analysed from scratch."""
+    import dataclasses
+
+    from pal.analysis.mdl import MdlSaved
+    from pal.model import SearchStates
+    from tests.test_pipeline_incremental import canon
+
+    rng = np.random.default_rng(11)
+    values = 1e7 * (1 + rng.normal(0, 0.005, 201))
+    values[90:] *= 1.05
+    values[40::50] *= 0.93  # one-run dips: the alert filters mask them and search again
+    ts = TestSet("s", alert_filters=AlertFilters(1.0, 3))
+    day1 = analyse_one(dataclasses.replace(series(values[:200]), keep=True), ts, False)
+    assert isinstance(day1.resume, SearchStates)
+    assert isinstance(day1.resume.detector, MdlSaved) and isinstance(day1.resume.masked, MdlSaved)
+    assert analyse_one(series(values[:200]), ts, False).resume is None  # not asked for
+    day2 = analyse_one(dataclasses.replace(series(values), resume=day1.resume, keep=True), ts, False)
+    assert day2.resume.detector.resumed == 200 and day2.resume.masked.resumed > 0
+    fresh = analyse_one(series(values), ts, False)
+    day2.resume = None
+    assert canon(day2) == canon(fresh) and fresh.alertable
