@@ -69,6 +69,35 @@ def worker_context() -> Any:
     return ctx
 
 
+#: bytes each of a pool's pipes holds (``widen_pipes``; Linux allows up to
+#: /proc/sys/fs/pipe-max-size, 1 MiB by default, without privileges)
+POOL_PIPE_BYTES = 1 << 20
+
+
+def widen_pipes(pool: cf.ProcessPoolExecutor, size: int = POOL_PIPE_BYTES) -> None:
+    """Let the pipes of ``pool`` (its tasks' and its results') hold ``size`` bytes.
+
+    A pipe holds 64 KiB: a worker's results for a chunk of a year's series (about 600 KB) went
+    over in ten writes, each waiting for this process to read, and this process's reading thread
+    took the GIL back, up to a switch interval (5 ms), for every 64 KiB while its main thread
+    analysed: the render's worker spent 10-30 % of the year's analysis blocked in its send (stop
+    52). A whole message now fits: the worker writes it and goes on, and it is read at once. Where
+    the platform or the pool's internals (CPython's, since 3.8) do not allow it, the pipes stay as
+    they are: only speed depends on it."""
+    try:
+        import fcntl
+    except ImportError:  # not a Unix
+        return
+    op = getattr(fcntl, "F_SETPIPE_SZ", None)  # Linux, Python >= 3.10
+    if op is None:
+        return
+    for queue, end in ((getattr(pool, "_result_queue", None), "_reader"), (getattr(pool, "_call_queue", None), "_writer")):
+        try:
+            fcntl.fcntl(getattr(queue, end).fileno(), op, size)
+        except (AttributeError, OSError, ValueError):
+            pass
+
+
 #: ``map``'s ``done``: called with an item's index and its final result as each comes
 Done = Callable[[int, Any], None]
 
@@ -169,6 +198,7 @@ class LocalExecutor(Executor):
     def _get_pool(self) -> cf.ProcessPoolExecutor:
         if self._pool is None:
             self._pool = cf.ProcessPoolExecutor(max_workers=self.workers, mp_context=worker_context())
+            widen_pipes(self._pool)
         return self._pool
 
     def close(self, keep_forkserver: bool = False) -> None:

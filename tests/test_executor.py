@@ -307,3 +307,35 @@ def test_done_is_not_told_of_an_item_lost_with_a_broken_pool_until_it_is_run_aga
         out = ex.map(die_on_five, ITEMS, label="die", done=lambda i, _: seen.append(i))
     assert sorted(seen) == ITEMS  # once each, the items rerun after the break included
     assert isinstance(out[5], Failed)
+
+
+def echo(blob: bytes) -> bytes:
+    return blob
+
+
+def test_a_pools_pipes_hold_a_whole_message_and_carry_it_whole():
+    """``widen_pipes``: the render's pool and the local executor's pool get 1 MiB pipes (a year's
+    chunk of results, ~600 KB, goes over in one write; stop 52); a message larger than a pipe
+    still arrives whole."""
+    import fcntl
+
+    from pal.executor import POOL_PIPE_BYTES
+    from pal.render.site import _pool
+
+    if not hasattr(fcntl, "F_GETPIPE_SZ"):
+        pytest.skip("no pipe sizes on this platform")
+    with open("/proc/sys/fs/pipe-max-size") as fh:
+        if int(fh.read()) < POOL_PIPE_BYTES:
+            pytest.skip("pipes are limited below 1 MiB here")
+    pool = _pool(2, 10**6)
+    ex = LocalExecutor(workers=2)
+    try:
+        for p in (pool, ex._get_pool()):
+            for conn in (p._result_queue._reader, p._call_queue._writer):
+                assert fcntl.fcntl(conn.fileno(), fcntl.F_GETPIPE_SZ) == POOL_PIPE_BYTES
+        big = os.urandom(3 * POOL_PIPE_BYTES + 7)
+        assert pool.submit(echo, big).result() == big
+        assert ex.map(echo, [big, b"x"], label="echo") == [big, b"x"]
+    finally:
+        pool.shutdown()
+        ex.close()

@@ -373,13 +373,15 @@ def _pool(workers: int | None, todo: int) -> ProcessPoolExecutor | None:
     importing them again (1.3 s of CPU spawned). A worker also ends with the run (see
     :func:`_end_with`), so none is left writing into a site directory the next run removes.
     """
-    from pal.executor import worker_context
+    from pal.executor import widen_pipes, worker_context
 
     n = _workers(workers) - 1  # this process is the other worker (``_Feed.finish``)
     if n < 1 or todo < POOL_MIN_SERIES:
         return None
-    return ProcessPoolExecutor(max_workers=n, mp_context=worker_context(),
+    pool = ProcessPoolExecutor(max_workers=n, mp_context=worker_context(),
                                initializer=_start_worker, initargs=(os.getpid(),))
+    widen_pipes(pool)  # a chunk's series and results go over at once (``AnalysisAhead``)
+    return pool
 
 
 def _start_worker(run_pid: int) -> None:
