@@ -214,8 +214,9 @@ class MaskedSearch:
     ``keep``): ``resume`` is the last run's, ``kept`` this run's, for the next (None: the series
     had nothing to mask, or the detector keeps nothing).
 
-    Why: a year's series of 365 runs, one in twelve with a run to mask, searched again in full
-    every day, was a fifth of the analysis once the detector's own search went on from its state."""
+    Why: in the year's benchmark (36,000 series of 365 runs) 4,801 series have a run to mask; their
+    second search, from their first run every day, was a seventh of the analysis's CPU once the
+    detector's own search went on from its state (stop 52)."""
 
     resume: Any = None
     kept: Any = None
