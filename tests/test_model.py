@@ -24,3 +24,17 @@ def test_slug_is_its_definition_on_any_text():
     assert [k.slug() for k in keys] == [slug_by_definition(k) for k in keys]
     assert keys[-1].slug().startswith("64b-1t1c-ethip4-ip4base-mrr-mrr-")
     assert SeriesKey("j", "a.x/y z\u00e9", "ndr").slug().startswith("x-y-z\u00e9-ndr-")
+
+
+def test_slug_kept_on_the_key_leaves_equality_hashing_and_pickling_to_the_three_names():
+    import pickle
+
+    key = SeriesKey("job", "tests.a.64b-1t1c-x", "mrr")
+    plain = SeriesKey("job", "tests.a.64b-1t1c-x", "mrr")
+    first = key.slug()
+    assert key.slug() is first  # made once
+    assert first == slug_by_definition(plain)
+    assert key == plain and hash(key) == hash(plain) and {key: 1}[plain] == 1
+    copy = pickle.loads(pickle.dumps(key))
+    assert copy == plain and copy.slug() == first
+    assert SeriesKey("job", "tests.a.64b-1t1c-y", "mrr").slug() != first
