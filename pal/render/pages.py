@@ -22,7 +22,7 @@ from pal.render.buildinfo import BuildIndex
 from pal.render.dashboard import DashTable, change_css
 from pal.render.escape import Json, fixed_texts, js_encode, js_json
 from pal.render.files import SiteFiles
-from pal.render.naming import build_label, group_key, safe_slug, scale_for, short_name, topo_of
+from pal.render.naming import Scale, build_label, group_key, safe_slug, scale_for, short_name, topo_of
 
 #: runs listed under a drill-down graph (all runs are in the job's CSV)
 RECENT_RUNS = 30
@@ -235,18 +235,18 @@ class Pages:
         drawn = graphs.bands_data(result)
         data = f'{common[:-1]},{js_encode(drawn)[1:]}' if drawn else common  # ``series_data`` with them
         chart = graphs.detail_chart(result, f"{name} ({key.metric})", bands)
-        ctx = self._series_context(result, slug, name, facts, extras, svg_height(chart), axis)
-        ctx["has_bands"] = bool(bands)
-        ctx["svg"] = Markup(svg.render_svg(chart))  # built from escaped text only (xml_text)
-        ctx["data"] = Markup(data)  # JSON with <, > and & escaped: nothing in it ends its <script> element
+        sc = scale_for(result)
+        # the SVG is built from escaped text only (xml_text); the data is JSON with <, > and &
+        # escaped: nothing in it ends its <script> element
+        head = series_head(result, slug, name, sc, data, svg.render_svg(chart), bool(bands))
+        ctx = self._series_context(result, name, facts, extras, axis, sc, head)
         files.write_text(f"s/{slug}.html", self._series.render(ctx))
         return common
 
-    def _series_context(self, r: SeriesResult, slug: str, name: str, facts: BuildIndex,
-                        extras: SeriesExtras, height: int, axis: Axis) -> dict:
+    def _series_context(self, r: SeriesResult, name: str, facts: BuildIndex, extras: SeriesExtras, axis: Axis,
+                        sc: Scale, head: Markup) -> dict:
         key, links = r.key, self.info.links
         times = axis.labels
-        sc = scale_for(r)
         anomalies = []
         builds = np.asarray(r.builds)
 
@@ -271,11 +271,8 @@ class Pages:
                 "detector": a.detector,
                 "evidence": evidence.describe(a.evidence, sc, key.job, build_of),
             })
-        has_stdev = bool(np.isfinite(np.asarray(r.stdevs, dtype=float)).any())
         if self._cells is None or self._cells.facts is not facts:
             self._cells = BuildCells(links, facts)
-        recent_count, recent = runs_table(r, axis, self._cells, sc.divisor, sc.digits + 2, has_stdev)
-        comp = r.compliance
         gkey = group_key(r)
         return {
             "root": "../",
@@ -285,38 +282,70 @@ class Pages:
             "version": self.info.version,
             "scripts": ["../static/plotly.min.js", f"../data/jobs/{safe_slug(key.job)}.js",
                         "../static/graph.js", "../static/pal.js"],
-            "key": key,
-            "slug": slug,
-            "name": name,
             "testbed": topo_of(r),
             "group_slug": safe_slug(*gkey),
             "group_label": group_label(gkey),
-            "test_set": r.test_set,
-            "detector": r.detector,
-            "verdict": r.verdict,
-            "direction": r.direction,
             "unit": sc.unit,
             "digits": sc.digits,
-            "svg_height": height,
-            "comp": {
-                # any change is coloured here: the page's digest does not cover the spec's thresholds
-                "short_css": change_css(comp.short_term_change, r.direction, 0.0),
-                "long_css": change_css(comp.long_term_change, r.direction, 0.0),
-                "trend": comp.trend / sc.divisor,
-                "runs": comp.runs,
-                "short_term_change": comp.short_term_change,
-                "long_term_change": comp.long_term_change,
-                "regressions": comp.regressions,
-                "progressions": comp.progressions,
-            },
+            "head": head,
             "anomalies": anomalies,
             "alerts": [alert_context(a) for a in extras.alerts],
             "failures": [{"label": build_label(key.job, b), "time": t, "message": m} for b, t, m in extras.failures],
-            "recent": recent,
-            "recent_count": recent_count,
-            "has_stdev": has_stdev,
-            "csv_name": f"{safe_slug(key.job)}.csv",
+            "runs": series_runs(r, axis, self._cells, sc),
         }
+
+
+def _h(value: object) -> str:
+    """What a template's ``{{ value }}`` writes: ``cap_text``, then escaped."""
+    return escape(cap_text(value))
+
+
+def _class(css: str) -> str:
+    return f' class="{_h(css)}"' if css else ""
+
+
+def series_head(r: SeriesResult, slug: str, name: str, sc: Scale, data: str, svg_text: str, has_bands: bool) -> Markup:
+    """A drill-down's head, as one ready piece of HTML: title, key, verdict, the graph (its data
+    and static SVG, both ready markup) and the compliance table, up to the anomalies' heading.
+
+    Built here rather than in ``series.html``: written for every series of every run (a fifth of
+    a page's cost as a Jinja block of 40 expressions). Every text is what the template's
+    ``{{ }}`` made of it (``_h``); ``data`` and ``svg_text`` are markup already (``write_series``).
+    Any change is coloured here: the page's digest does not cover the spec's thresholds."""
+    key, comp, unit, digits = r.key, r.compliance, _h(sc.unit), sc.digits
+    lower = " (lower is better)" if r.direction < 0 else ""
+    bands = "; dashed: moving median; band: TMA &#177; 3&#183;TMSD" if has_bands else ""
+    short_css = change_css(comp.short_term_change, r.direction, 0.0)
+    long_css = change_css(comp.long_term_change, r.direction, 0.0)
+    return Markup(
+        f'\n<h1>{_h(name)}</h1>\n'
+        f'<p class="key">{_h(key.test_id)} &#183; {_h(key.metric)} &#183; job {_h(key.job)} &#183; test set '
+        f'{_h(r.test_set)} &#183; detector {_h(r.detector)}</p>\n'
+        f'<p class="verdict {_h(r.verdict)}">Last run: <strong>{_h(r.verdict)}</strong>{lower}</p>\n'
+        f'<figure class="graph">\n<div class="pal-graph" data-mode="detail" data-series="{_h(slug)}"></div>\n'
+        f'<script type="application/json" class="pal-data" data-series="{_h(slug)}">{data}</script>\n'
+        f'<div class="static-graph" role="img" aria-label="trend graph of {_h(name)}">{svg_text}</div>\n'
+        f'<figcaption>Dots: samples; line: trend (group averages); open circles: first run of a new group (red '
+        f'regression, green progression){bands}. Missing runs are gaps.</figcaption>\n</figure>\n'
+        f'<h2>Trend compliance</h2>\n<table class="compliance">\n<tr><th>Trend [{unit}]</th><th>Runs [#]</th>'
+        f'<th>Short-Term Change [%]</th><th>Long-Term Change [%]</th><th>Regressions [#]</th>'
+        f'<th>Progressions [#]</th></tr>\n'
+        f'<tr><td>{_h(fmt(comp.trend / sc.divisor, digits))}</td><td>{_h(comp.runs)}</td>'
+        f'<td{_class(short_css)}>{_h(fmt(comp.short_term_change, 2))}</td>'
+        f'<td{_class(long_css)}>{_h(fmt(comp.long_term_change, 2))}</td><td>{_h(comp.regressions)}</td>'
+        f'<td>{_h(comp.progressions)}</td></tr>\n</table>\n<h2>Anomalies</h2>\n')
+
+
+def series_runs(r: SeriesResult, axis: Axis, cells: BuildCells, sc: Scale) -> Markup:
+    """A drill-down's last runs: heading, the link to its job's CSV, the table (``runs_table``)."""
+    has_stdev = bool(np.isfinite(np.asarray(r.stdevs, dtype=float)).any())
+    count, rows = runs_table(r, axis, cells, sc.divisor, sc.digits + 2, has_stdev)
+    unit, job = _h(sc.unit), r.key.job
+    stdev = f"<th>Stdev of trials [{unit}]</th>" if has_stdev else ""
+    return Markup(
+        f'<h2>Last {count} runs</h2>\n<p>All runs: <a href="../downloads/{_h(safe_slug(job))}.csv" download>CSV of '
+        f'job {_h(job)}</a>.</p>\n<table class="runs">\n<tr><th>Build</th><th>Time [UTC]</th><th>Value [{unit}]</th>'
+        f'{stdev}<th>Trend [{unit}]</th><th>DUT version</th><th>Testbed</th></tr>\n{rows}</table>\n')
 
 
 class BuildCells:
