@@ -18,7 +18,7 @@ from pal.analysis.bands import rolling_bands
 from pal.analysis.tma import DEFAULTS as TMA_DEFAULTS
 from pal.model import SeriesResult
 from pal.render import svg
-from pal.render.escape import Floats, Json, floats_or_none, js_json
+from pal.render.escape import Floats, Json, floats_or_none, js_floats, js_json
 from pal.render.naming import Scale, job_label, scale_for, short_name
 
 
@@ -142,6 +142,24 @@ def _payload(result: SeriesResult, labels: list[str | None] | Json | None, float
     return payload
 
 
+def series_json(result: SeriesResult, name: str, labels: Json, builds: Json) -> str:
+    """``js_encode(series_data(result, labels, with_bands=False, builds=builds))``, written directly:
+    the same text (its keys in ``js_encode``'s sorted order) without the dict and its walk, a third
+    of the time (it is written for every series of every run: its group's data file, its page).
+    ``name``: the series' ``short_name``; ``labels``, ``builds``: its axis' JSON (``Pages._axis``)."""
+    sc = scale_for(result)
+    digits, div = sc.digits + 4, sc.divisor
+    an = js_json([[i, kind, round(y / div, digits)] for i, kind, y in anomaly_points(result)])
+    sd = np.asarray(result.stdevs, dtype=np.float64)
+    spread = f',"sd":{js_floats(sd / div, digits)}' if sd.size and np.isfinite(sd).any() else ""
+    key = result.key
+    return (f'{{"an":{an},"b":{builds.text},"job":{js_json(key.job)},'
+            f'"lower":{"true" if result.direction < 0 else "false"},"metric":{js_json(key.metric)},'
+            f'"name":{js_json(name)}{spread},"t":{js_floats(_scaled(result.trend, sc), digits)},'
+            f'"unit":{js_json(sc.unit)},"x":{labels.text},"y":{js_floats(_scaled(result.values, sc), digits)},'
+            f'"ytitle":{js_json(sc.axis_title(result.direction))}}}')
+
+
 def bands_data(result: SeriesResult) -> dict:
     """What a drill-down's payload adds to ``series_data`` for its bands (as ``Floats``): ``rolling``,
     the parameters graph.js makes MM and TMA ± 3·TMSD with from ``y`` (a series with values),
@@ -188,10 +206,13 @@ def _anomaly_dots(result: SeriesResult, xs: np.ndarray, sc: Scale) -> list[svg.D
     return out
 
 
-def detail_chart(result: SeriesResult, title: str, bands: dict[str, np.ndarray] | None = None) -> svg.Chart:
-    """Drill-down: samples, trend, anomalies, and MM / TMA ± 3·TMSD when the analysis gave them."""
+def detail_chart(result: SeriesResult, title: str, bands: dict[str, np.ndarray] | None = None,
+                 xs: np.ndarray | None = None) -> svg.Chart:
+    """Drill-down: samples, trend, anomalies, and MM / TMA ± 3·TMSD when the analysis gave them.
+
+    ``xs``: the series' ``epoch_seconds`` when the caller has them (the series of a job share them)."""
     sc = scale_for(result)
-    xs = epoch_seconds(result.times)
+    xs = epoch_seconds(result.times) if xs is None else xs
     items: list = []
     legend = [("samples", svg.PALETTE[0]), ("trend", svg.PALETTE[1])]
     b = drawn_bands(result) if bands is None else bands

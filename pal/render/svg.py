@@ -110,9 +110,10 @@ def time_ticks(lo: float, hi: float, max_ticks: int = 7) -> list[tuple[float, st
     return out
 
 
-def _fmt_tick(v: float, step: float) -> str:
+def _tick_digits(step: float) -> int:
+    """The decimals of the tick labels of a ``step`` apart (up to 6)."""
     digits = max(0, -int(math.floor(math.log10(step)))) if step > 0 else 0
-    return f"{v:.{min(digits, 6)}f}"
+    return min(digits, 6)
 
 
 def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
@@ -134,7 +135,8 @@ def render_svg(chart: Chart) -> str:
 
     xs_all, ys_all = [], []
     for it in chart.items:
-        xs_all.append(it.xs)
+        if not any(it.xs is x for x in xs_all):  # the items of a series share its x array
+            xs_all.append(it.xs)
         if isinstance(it, Band):
             ys_all += [it.lo, it.hi]
         else:
@@ -171,10 +173,11 @@ def render_svg(chart: Chart) -> str:
     # axes, grid and ticks
     out.append(f'<rect x="{left}" y="{top}" width="{pw}" height="{ph}" fill="none" stroke="#999999"/>')
     step = yt[1] - yt[0] if len(yt) > 1 else 1.0
+    digits = _tick_digits(step)
     for v in yt:
         y = top + ph - (v - y0) * sy  # _draw_items' py: its float operations, in its order, on one number
-        out.append(f'<line x1="{left}" y1="{y:.1f}" x2="{left + pw}" y2="{y:.1f}" stroke="#e5e5e5"/>')
-        out.append(f'<text x="{left - 4}" y="{y + 4:.1f}" text-anchor="end">{_fmt_tick(v, step)}</text>')
+        out.append(f'<line x1="{left}" y1="{y:.1f}" x2="{left + pw}" y2="{y:.1f}" stroke="#e5e5e5"/>'
+                   f'<text x="{left - 4}" y="{y + 4:.1f}" text-anchor="end">{v:.{digits}f}</text>')
     out.append(_time_axis(x0, x1, sx, left, top, ph))
     out.append(
         f'<text x="14" y="{top + ph / 2:.1f}" text-anchor="middle" '
@@ -393,11 +396,22 @@ def _pieces(it) -> tuple[str, str, str]:
     """A line's, band's or sample path's kind (for ``text_kernel.drawn_items``) and its markup
     before and after its points."""
     if isinstance(it, Line):
-        dash = f' stroke-dasharray="{it.dash}"' if it.dash else ""
-        return "line", '<polyline points="', f'" fill="none" stroke="{it.color}" stroke-width="{it.width}"{dash}/>'
+        return _look("line", it.color, it.width, it.dash)
     if isinstance(it, Band):
-        return "band", '<polygon points="', f'" fill="{it.color}" fill-opacity="{it.opacity}" stroke="none"/>'
-    return "samples", '<path class="samples" d="', (f'" fill="none" stroke="{it.color}" stroke-width="{2 * it.r}" '
+        return _look("band", it.color, it.opacity)
+    return _look("samples", it.color, it.r)
+
+
+@functools.lru_cache(maxsize=256)
+def _look(kind: str, color: str, size: float, dash: str = "") -> tuple[str, str, str]:
+    """``_pieces`` of an item of this kind and look (memoised: the drill-downs share their items'
+    looks, and ``_markup`` is looked up by these very tuples, whose hashes are then kept)."""
+    if kind == "line":
+        dashed = f' stroke-dasharray="{dash}"' if dash else ""
+        return "line", '<polyline points="', f'" fill="none" stroke="{color}" stroke-width="{size}"{dashed}/>'
+    if kind == "band":
+        return "band", '<polygon points="', f'" fill="{color}" fill-opacity="{size}" stroke="none"/>'
+    return "samples", '<path class="samples" d="', (f'" fill="none" stroke="{color}" stroke-width="{2 * size}" '
                                                      f'stroke-linecap="round"/>')
 
 

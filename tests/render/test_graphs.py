@@ -124,3 +124,32 @@ def test_payload_carries_the_detectors_bands_of_the_drawn_names_and_the_window_o
     from pal.render.graphs import bands_data
 
     assert bands_data(dataclasses.replace(r, values=np.array([]), bands={})) == {}  # nothing to draw
+
+
+def test_series_json_is_the_text_js_encode_makes_of_series_data():
+    """The drill-down's and the group file's graph data are written directly (``series_json``):
+    the same bytes as the definition (``series_data`` walked by ``js_encode``), whatever the series."""
+    from pal.render.escape import js_encode
+    from pal.render.graphs import series_data, series_json
+    from pal.render.naming import short_name
+    from pal.render.pages import Pages, SiteInfo
+
+    rng = np.random.default_rng(5)
+    v = 12e6 + rng.normal(0, 2e5, 60)
+    v[30:] -= 2e6
+    gappy = v.copy()
+    gappy[[0, 7, 8, 59]] = np.nan
+    cases = [
+        make_result(v, (30,)),
+        make_result(gappy, (30,), stdevs=np.where(np.isnan(gappy), np.nan, 1e5)),
+        make_result(v[:5], stdevs=np.full(5, np.nan)),
+        make_result([11.5, 12.25, 10.0], metric="latency_pdr50_d2"),  # lower is better, µs
+        make_result(v, (30,), test_id="tests.a." + "é<script>&'\u2028" * 40, attrs={"nic": "<nic>"}),
+        make_result([9.5e6]),  # one run
+    ]
+    pages = Pages(SiteInfo("t", "2026"))
+    for r in cases:
+        axis = pages._axis(r)
+        name = short_name(r.key, str(r.attrs.get("nic") or ""))
+        assert series_json(r, name, axis.x, axis.b) == js_encode(series_data(r, axis.x, with_bands=False, builds=axis.b))
+    assert '"lower":true' in series_json(cases[3], "n", *(lambda a: (a.x, a.b))(pages._axis(cases[3])))
