@@ -1,0 +1,76 @@
+"""``pal.render.pages``: a drill-down written from its job's ``Frame`` is the page Jinja renders."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import jinja2
+import numpy as np
+
+from pal.render.buildinfo import BuildIndex
+from pal.render.files import SiteFiles
+from pal.render.pages import FRAME_SLOTS, Pages, SeriesExtras, SiteInfo, Links, plain_slots
+from tests.render.factory import builds_for, make_alert, make_result, samples_for
+
+EVIL = "<script>alert('x')</script>&\""
+
+
+def _series() -> list:
+    rng = np.random.default_rng(11)
+    v = 12e6 + rng.normal(0, 2e5, 50)
+    flat = make_result(v, test_id="tests.vpp.perf.ip4.64b-1t1c-flat-mrr")
+    gappy = v.copy()
+    gappy[[3, 4, 40]] = np.nan
+    return [
+        flat,
+        make_result(gappy, test_id="tests.vpp.perf.ip4.64b-1t1c-gappy-mrr", stdevs=np.where(np.isnan(gappy), np.nan, 1e5)),
+        make_result(v[:20], test_id="tests.x." + EVIL + "y" * 600, attrs={"nic": EVIL, "topo_arch": EVIL}),
+        make_result([11.5, 12.25, 10.0, 10.5], metric="latency_pdr50_d2"),  # lower is better, µs
+        dataclasses.replace(flat, key=dataclasses.replace(flat.key, test_id="tests.c.coloured"), compliance=dataclasses.replace(flat.compliance, short_term_change=-7.5,
+                                                                 long_term_change=12.25)),
+        make_result(np.concatenate([v[:25], v[25:] - 3e6]), (25,), test_id="tests.d.step"),  # an anomaly: a rare section
+        make_result(v, job="csit-vpp-perf-mrr-daily-master-3n-alt"),  # another job: another frame
+    ]
+
+
+def _site(tmp: Path, frames: bool) -> dict[str, bytes]:
+    results = _series()
+    pages = Pages(SiteInfo("site " + EVIL, "2026-11-21 08:15", Links("{jenkins}/job/{job}/{build}", "https://j")))
+    if not frames:
+        pages._frames = None
+    (tmp / "s").mkdir(parents=True)
+    facts = BuildIndex(builds_for(results), samples_for(results))
+    for i, r in enumerate(results):
+        alerts = (make_alert("a1", r.key, "regression", ack_snippet=EVIL),) if i == 1 else ()
+        failures = ((int(r.builds[0]), "2022-01-01 03:00", EVIL),) if i == 3 else ()
+        pages.write_series(SiteFiles(tmp), r, facts, SeriesExtras(alerts, failures))
+    # one frame per job (the µs series has a failure: a rare section, rendered whole)
+    assert frames == (pages._frames is not None and len(pages._frames) == 2)
+    return {p.name: p.read_bytes() for p in sorted((tmp / "s").iterdir())}
+
+
+def test_a_page_from_its_frame_is_the_page_jinja_renders(tmp_path):
+    framed, rendered = _site(tmp_path / "a", True), _site(tmp_path / "b", False)
+    assert framed == rendered and len(framed) == 7
+    evil = next(t for t in framed.values() if b"yyyy" in t).decode()
+    assert "<script>alert" not in evil and "&lt;script&gt;alert(&#39;x&#39;)" in evil
+    assert "\u2026 (" in evil  # a test name past MAX_SHOWN is cut in the title, as Jinja's finalize does
+
+
+def test_the_shipped_templates_write_the_frame_slots_plainly():
+    env = Pages(SiteInfo("t", "2026")).env
+    assert plain_slots(env, FRAME_SLOTS, ("series.html", "base.html"))
+
+
+def test_a_slot_that_a_template_tests_or_filters_is_not_plain():
+    env = jinja2.Environment(loader=jinja2.DictLoader({
+        "plain.html": "<h1>{{ head }}</h1>{% if other %}{{ other|upper }}{% endif %}",
+        "tested.html": "{% if testbed %}<p>{{ testbed }}</p>{% endif %}",
+        "filtered.html": "<p>{{ runs | upper }}</p>",
+        "attr.html": "<p>{{ head.x }}</p>",
+    }))
+    assert plain_slots(env, FRAME_SLOTS, ("plain.html",))
+    for name in ("tested.html", "filtered.html", "attr.html"):
+        assert not plain_slots(env, FRAME_SLOTS, (name,)), name
+    assert not plain_slots(env, FRAME_SLOTS, ("plain.html", "tested.html"))
