@@ -407,10 +407,11 @@ def series_head(r: SeriesResult, slug: str, name: str, sc: Scale, data: str, svg
         f'<h2>Trend compliance</h2>\n<table class="compliance">\n<tr><th>Trend [{unit}]</th><th>Runs [#]</th>'
         f'<th>Short-Term Change [%]</th><th>Long-Term Change [%]</th><th>Regressions [#]</th>'
         f'<th>Progressions [#]</th></tr>\n'
-        f'<tr><td>{_h(fmt(comp.trend / sc.divisor, digits))}</td><td>{_h(comp.runs)}</td>'
-        f'<td{_class(short_css)}>{_h(fmt(comp.short_term_change, 2))}</td>'
-        f'<td{_class(long_css)}>{_h(fmt(comp.long_term_change, 2))}</td><td>{_h(comp.regressions)}</td>'
-        f'<td>{_h(comp.progressions)}</td></tr>\n</table>\n<h2>Anomalies</h2>\n')
+        # numbers: digits, a sign and a point (``fmt``: blank when unknown), nothing to escape
+        f'<tr><td>{fmt(comp.trend / sc.divisor, digits)}</td><td>{int(comp.runs)}</td>'
+        f'<td{_class(short_css)}>{fmt(comp.short_term_change, 2)}</td>'
+        f'<td{_class(long_css)}>{fmt(comp.long_term_change, 2)}</td><td>{int(comp.regressions)}</td>'
+        f'<td>{int(comp.progressions)}</td></tr>\n</table>\n<h2>Anomalies</h2>\n')
 
 
 def series_runs(r: SeriesResult, axis: Axis, cells: BuildCells, sc: Scale) -> Markup:
