@@ -362,12 +362,17 @@ def stage_times(text: str) -> dict[str, float]:
 
 
 def outputs(out: Path) -> dict[str, bytes]:
-    """Every file of a run but its records, the store and the download cache."""
+    """Every file of a run but its records, the store and the download cache. The earlier sites
+    the run's background removal may still be deleting (``.site-*``) are not entered: a directory
+    of theirs can vanish while it is listed."""
     found = {}
-    for p in sorted(out.rglob("*")):
-        rel = p.relative_to(out).as_posix()
-        if p.is_file() and not rel.startswith(("store/", "cache/", ".site-")) and rel not in RUN_RECORDS:
-            found[rel] = p.read_bytes()
+    for top in sorted(out.iterdir()):
+        if top.name in ("store", "cache") or top.name.startswith(".site-"):
+            continue
+        for p in sorted([top, *top.rglob("*")] if top.is_dir() else [top]):
+            rel = p.relative_to(out).as_posix()
+            if p.is_file() and rel not in RUN_RECORDS:
+                found[rel] = p.read_bytes()
     return found
 
 
