@@ -231,14 +231,17 @@ def detail_chart(result: SeriesResult, title: str, bands: dict[str, np.ndarray] 
     return svg.Chart(title, sc.axis_title(result.direction), items, legend)
 
 
-def group_chart(title: str, results: Sequence[SeriesResult]) -> svg.Chart:
-    """Several tests in one graph: one colour per test, its samples and trend line."""
+def group_chart(title: str, results: Sequence[SeriesResult], seconds: Sequence[np.ndarray] | None = None) -> svg.Chart:
+    """Several tests in one graph: one colour per test, its samples and trend line.
+
+    ``seconds``: each series' ``epoch_seconds`` when the caller has them (a job's series share one
+    array: the chart then draws the lines and samples of all of them in one compiled call)."""
     items: list = []
     legend = []
     sc = scale_for(results[0])
     for n, r in enumerate(results):
         color = svg.PALETTE[n % len(svg.PALETTE)]
-        xs = epoch_seconds(r.times)
+        xs = epoch_seconds(r.times) if seconds is None else seconds[n]
         items.append(svg.Line(xs, _scaled(r.trend, sc), color, 1.5))
         items.append(svg.Dots(xs, _scaled(r.values, sc), color, r=2.0))
         items += _anomaly_dots(r, xs, sc)

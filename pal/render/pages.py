@@ -256,6 +256,10 @@ class Pages:
             axis = self._axes[k] = Axis(labels, Json(js_json(labels)), Json(js_json(b.tolist())), k, seconds)
         return axis
 
+    def axis_seconds(self, result: SeriesResult) -> np.ndarray:
+        """The series' times in seconds, the array its job's series share (``_axis``)."""
+        return self._axis(result).seconds
+
     def _series_json(self, result: SeriesResult, axis: Axis | None = None, name: str | None = None) -> str:
         """``js_encode(graphs.series_data(...))`` without the bands (``graphs.series_json``): what the
         group's data file holds (``axis``, ``name``: the series' ``_axis`` and ``short_name``, when

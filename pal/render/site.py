@@ -562,7 +562,7 @@ def _write_group(files: SiteFiles, previous: Path, pages: Pages, task: GroupTask
         metric, fs, cores = gk
         title = " ".join(p for p in (group_label(gkey), fs, cores, metric_label(metric)) if p)
         name = f"g-{gslug}-{n}.svg"
-        chart = graphs.group_chart(title, members)
+        chart = graphs.group_chart(title, members, [pages.axis_seconds(m) for m in members])
         if task.changed or not _reuse(previous, tmp, [f"svg/{name}"]):
             files.write_text(f"svg/{name}", svg.render_svg(chart))
         graphs_ctx.append({

@@ -153,3 +153,24 @@ def test_series_json_is_the_text_js_encode_makes_of_series_data():
         name = short_name(r.key, str(r.attrs.get("nic") or ""))
         assert series_json(r, name, axis.x, axis.b) == js_encode(series_data(r, axis.x, with_bands=False, builds=axis.b))
     assert '"lower":true' in series_json(cases[3], "n", *(lambda a: (a.x, a.b))(pages._axis(cases[3])))
+
+
+def test_a_group_graph_over_its_jobs_shared_times_is_the_same_svg():
+    """A group chart given the job's shared times (``Pages.axis_seconds``) draws its lines and
+    samples in one compiled call: the same SVG as each series' own times give."""
+    from pal.render import svg
+    from pal.render.graphs import group_chart
+    from pal.render.pages import Pages, SiteInfo
+
+    rng = np.random.default_rng(3)
+    members = []
+    for k in range(6):
+        v = (10 + k) * 1e6 + rng.normal(0, 2e5, 40)
+        v[[5, 6]] = np.nan if k % 2 else v[[5, 6]]
+        members.append(make_result(v, (20,) if k % 3 == 0 else (), test_id=f"tests.g.t{k}"))
+    pages = Pages(SiteInfo("t", "2026"))
+    shared = [pages.axis_seconds(m) for m in members]
+    assert all(s is shared[0] for s in shared)  # one array for the job's series
+    own = svg.render_svg(group_chart("g", members))
+    assert svg.render_svg(group_chart("g", members, shared)) == own
+    assert own.count("<polyline") >= 6 and own.count('class="anomaly"') >= 2
