@@ -338,6 +338,7 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
             from pal.analysis.series import AnalysisAhead, single_testbed_jobs
             from pal.history import growing_jobs, window_builds
             from pal.render import page_digests, render_site
+            from pal.render.site import site_texts
 
             steps.start("analyse", "history from the store")
             builds = window_builds(spec, store, now)
@@ -373,7 +374,7 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
         if not options.download:
             _restore_download_problems(store, report)
         views = [a.view() for a in alerts]
-        digests = page_digests(results, views)
+        digests = page_digests(results, views, site=site_texts(spec))
         changed = {r.key for r in results if old_digests.get(_page_key(r)) != digests[_page_key(r)]}
         site_ok = (out_dir / "site" / "index.html").exists()
 

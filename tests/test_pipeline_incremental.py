@@ -158,10 +158,21 @@ def runs(demo_small: DemoHistory, tmp_path_factory: pytest.TempPathFactory) -> d
     acked = next(al for al in b.alerts if al.kind == "regression")
     (inc / "acks.yaml").write_text(f'{acked.id}: "CSIT-1234 known"\n')
     e = run(spec_inc, RunOptions(workers=1, now=NOW))
+    # F: the spec's short-term window shortened, nothing new (the pages whose compliance moved are
+    # drawn again); G: the same spec, --full from scratch
+    shorter = SPEC.replace("windows: {short-term-runs: 4,", "windows: {short-term-runs: 2,")
+    assert shorter != SPEC
+    (full_shorter,) = workspaces(demo_small, tmp_path_factory, "full-shorter")
+    for root in (inc, full_shorter):
+        (root / "spec.yaml").write_text(shorter)
+    f = run(load_spec(inc / "spec.yaml"), RunOptions(workers=1, now=NOW))
+    site_f = files_under(inc / "out" / "site")
+    g = run(load_spec(full_shorter / "spec.yaml"), RunOptions(workers=1, now=NOW, full=True))
+    site_g = files_under(full_shorter / "out" / "site")
     readable = {j.name: set(j.readable) for j in demo_small.truth.jobs}
-    return {"a": a, "b": b, "c": c, "d": d, "e": e, "acked": acked, "states_b": states_b,
+    return {"a": a, "b": b, "c": c, "d": d, "e": e, "f": f, "g": g, "acked": acked, "states_b": states_b,
             "hidden": hidden, "readable": readable, "inc": inc / "out", "full": full / "out",
-            "site_b": site_b, "site_d": site_d, "alerts_b": alerts_b}
+            "site_b": site_b, "site_d": site_d, "site_f": site_f, "site_g": site_g, "alerts_b": alerts_b}
 
 
 def test_only_new_builds_are_parsed(runs: dict[str, Any]) -> None:
@@ -290,3 +301,15 @@ def test_an_ack_re_renders_its_page_only(runs: dict[str, Any]) -> None:
     before = runs["site_d"][f"s/{acked.key.slug()}.html"].decode()
     assert f"<td>{acked.id}</td>" in page and "CSIT-1234 known" in page
     assert f"<td>{acked.id}</td>" in before and "CSIT-1234 known" not in before
+
+
+def test_a_shorter_window_in_the_spec_redraws_the_pages_whose_compliance_moved(runs: dict[str, Any]) -> None:
+    """Nothing new, but the short-term window shortened: a kept page would show the old
+    short-term change beside the index's new one. The drill-downs equal a --full run's."""
+    f, site_f, site_g = runs["f"], runs["site_f"], runs["site_g"]
+    assert f.report.counts["builds.parsed"] == 0
+    assert 0 < f.report.counts["render.series_pages"] < 90  # the series whose compliance moved
+    drill = sorted(k for k in site_g if k.startswith("s/"))
+    assert len(drill) == 90 and drill == sorted(k for k in site_f if k.startswith("s/"))
+    for name in drill:
+        assert strip_alert_table(site_f[name]) == strip_alert_table(site_g[name]), name

@@ -634,15 +634,16 @@ def render_fingerprint(templates_dir: Path | None = None) -> str:
 
 
 def page_digests(results: list[SeriesResult], alerts: list[AlertView] | None = None,
-                 templates_dir: Path | None = None) -> dict[str, str]:
+                 templates_dir: Path | None = None, site: Sequence[str] = ()) -> dict[str, str]:
     """A fingerprint of what each drill-down page shows, by ``"<job>|<test id>|<metric>"``.
 
     Pages whose digest is unchanged since the last render are kept. The page lists the
     series' alerts (id, kind, ack, suspect, bisect trigger), so an alert that appears, goes or
     is acked without new data changes the digest too; so does a change of the templates or
-    the render code (``render_fingerprint``).
+    the render code (``render_fingerprint``), of its compliance (the spec's windows decide it,
+    not the data alone) or of ``site``: what every page shows from the spec (``site_texts``).
     """
-    code = render_fingerprint(templates_dir).encode()
+    code = render_fingerprint(templates_dir).encode() + json.dumps(list(site)).encode()
     by_key: dict[SeriesKey, list[AlertView]] = {}
     for a in alerts or []:
         by_key.setdefault(a.key, []).append(a)
@@ -656,9 +657,12 @@ def page_digests(results: list[SeriesResult], alerts: list[AlertView] | None = N
         shown = sorted((a.id, a.kind, a.state, a.acked, a.ack_reason or "", a.ack_snippet,
                         a.suspect_verdict, a.suspect_summary, a.suspect_url or "", a.bisect_comment or "")
                        for a in by_key.get(r.key, ()))
+        comp = r.compliance
         h.update(texts.encode([[(c.index, c.kind, c.detector, c.first_bad_build, c.last_good_build)
                                 for c in r.changes], sorted(r.bands), r.detector, r.verdict, r.direction,
-                               r.attrs, shown]).encode())
+                               r.attrs, shown, [repr(comp.trend), comp.runs, repr(comp.short_term_change),
+                                                repr(comp.long_term_change), comp.regressions,
+                                                comp.progressions]]).encode())
         out[f"{r.key.job}|{r.key.test_id}|{r.key.metric}"] = h.hexdigest()
     return out
 
@@ -768,6 +772,13 @@ def copy_static(files: SiteFiles, templates_dir: Path) -> None:
 def _thresholds(spec: Spec) -> dict[str, float]:
     """Per test set, the smallest change the pages colour: what its alert filter alerts on."""
     return {ts.name: float(ts.alert_filters.min_change_pct) for ts in spec.test_sets}
+
+
+def site_texts(spec: Spec) -> tuple[str, ...]:
+    """What every drill-down shows from the spec (``page_digests``' ``site``): the site's title and
+    what its build links are made of."""
+    jenkins = next((s.url for s in spec.sources if s.type == "jenkins" and s.url), "") or ""
+    return (spec.outputs.title, spec.outputs.build_url or "", jenkins)
 
 
 def _links(spec: Spec, report: RunReport) -> Links:

@@ -1,4 +1,5 @@
 import csv
+import dataclasses
 import gc
 import io
 import json
@@ -776,3 +777,19 @@ def test_the_page_digests_cover_the_render_kernels_source_and_build():
         assert f"{kernel}.c" in names
         assert any(n.startswith(f"{kernel}.") and n.endswith(".so") for n in names), names
     assert {"series.html", "svg.py", "bands.py"} <= names
+
+
+def test_page_digests_change_with_what_the_spec_decides_a_page_shows():
+    """A kept page must show what a redrawn one would: its compliance (the spec's windows decide
+    it, not the data alone) and the site's title and build links are in its digest."""
+    results, _, _, alerts = site_inputs()
+    before = site_mod.page_digests(results, alerts, site=("CSIT trending", "{jenkins}/job/{job}/{build}", "https://j"))
+    shorter = list(results)
+    shorter[1] = dataclasses.replace(results[1], compliance=dataclasses.replace(results[1].compliance,
+                                                                                short_term_change=-3.25))
+    after = site_mod.page_digests(shorter, alerts, site=("CSIT trending", "{jenkins}/job/{job}/{build}", "https://j"))
+    moved = {k for k in before if after[k] != before[k]}
+    assert moved == {f"{results[1].key.job}|{results[1].key.test_id}|{results[1].key.metric}"}
+    retitled = site_mod.page_digests(results, alerts, site=("pal", "{jenkins}/job/{job}/{build}", "https://j"))
+    relinked = site_mod.page_digests(results, alerts, site=("CSIT trending", "", "https://j"))
+    assert all(retitled[k] != before[k] and relinked[k] != before[k] for k in before)
