@@ -337,8 +337,7 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
             from pal.analysis.result_cache import ResultCache, results_dir, window_inputs
             from pal.analysis.series import AnalysisAhead, single_testbed_jobs
             from pal.history import growing_jobs, window_builds
-            from pal.render import page_digests, render_site
-            from pal.render.site import site_texts
+            from pal.render import page_digests, render_site, site_texts
 
             steps.start("analyse", "history from the store")
             builds = window_builds(spec, store, now)

@@ -10,8 +10,8 @@ import math
 import re
 import sys
 from dataclasses import dataclass, field
-from typing import Sequence
 from pathlib import Path
+from typing import Sequence
 
 import jinja2
 import numpy as np

@@ -777,12 +777,16 @@ def _thresholds(spec: Spec) -> dict[str, float]:
 def site_texts(spec: Spec) -> tuple[str, ...]:
     """What every drill-down shows from the spec (``page_digests``' ``site``): the site's title and
     what its build links are made of."""
-    jenkins = next((s.url for s in spec.sources if s.type == "jenkins" and s.url), "") or ""
-    return (spec.outputs.title, spec.outputs.build_url or "", jenkins)
+    return (spec.outputs.title, spec.outputs.build_url or "", _jenkins(spec))
+
+
+def _jenkins(spec: Spec) -> str:
+    """The first Jenkins source's URL (the build links' ``{jenkins}``), or empty."""
+    return next((s.url for s in spec.sources if s.type == "jenkins" and s.url), "") or ""
 
 
 def _links(spec: Spec, report: RunReport) -> Links:
-    jenkins = next((s.url for s in spec.sources if s.type == "jenkins" and s.url), "") or ""
+    jenkins = _jenkins(spec)
     links = Links(spec.outputs.build_url, jenkins)
     try:
         links.build("job", 1)

@@ -402,7 +402,7 @@ def _pieces(it) -> tuple[str, str, str]:
     return _look("samples", it.color, it.r)
 
 
-@functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=256, typed=True)  # typed: a width of 1 is written "1", of 1.0 "1.0"
 def _look(kind: str, color: str, size: float, dash: str = "") -> tuple[str, str, str]:
     """``_pieces`` of an item of this kind and look (memoised: the drill-downs share their items'
     looks, and ``_markup`` is looked up by these very tuples, whose hashes are then kept)."""

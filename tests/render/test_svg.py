@@ -177,3 +177,12 @@ def test_axes_and_legends_drawn_from_a_memo_follow_each_chart():
                for c in (detail_chart(first, "t"), group_chart("g", [first, later]))]
     assert legends[0] == ["samples", "trend", "TMA ± 3·TMSD", "moving median", "regression", "progression"]
     assert len(legends[1]) == 2 and legends[1][0] == legends[1][1] != "samples"  # one entry per test
+
+
+def test_an_items_look_keeps_the_width_as_given():
+    """``_look`` is memoised by its arguments' types too: a width of 1 and of 1.0 are written as given."""
+    from pal.render import svg as svg_mod
+
+    whole = svg_mod._pieces(svg_mod.Line(np.zeros(2), np.zeros(2), "#000000", 1))
+    decimal = svg_mod._pieces(svg_mod.Line(np.zeros(2), np.zeros(2), "#000000", 1.0))
+    assert 'stroke-width="1"' in whole[2] and 'stroke-width="1.0"' in decimal[2]
