@@ -243,15 +243,7 @@ def _write(files: SiteFiles, previous: Path, results: list[SeriesResult], sample
     results = drawable
     facts = BuildIndex(builds, samples)
     info = SiteInfo(spec.outputs.title, _data_until(results, builds, generated_at), _links(spec, report))
-    pages = Pages(info, templates_dir)
     tmp = files.root
-    copy_static(files, templates_dir)
-
-    jobs = sorted({r.key.job for r in results} | set(_jobs_of(builds)))
-    for job in jobs:
-        body = js_assign("jobs", job, graphs.job_payload(job, facts.job_table(job)))
-        files.write_text(f"data/jobs/{safe_slug(job)}.js", body)
-
     extras = _extras(results, samples, alerts)
     changed_groups = None if changed is None else {group_key(r) for r in results if r.key in changed}
     tasks, reused = _plan(tmp, previous, results, extras, changed, changed_groups)
@@ -263,6 +255,13 @@ def _write(files: SiteFiles, previous: Path, results: list[SeriesResult], sample
     try:
         if pool is not None:  # the pool draws series and group pages while this process does the rest
             feed = _Feed(pool, _Chunks(tasks, _workers(workers)), args, _workers(workers) - 1)
+        # what the pool's drawing needs nothing of: after its first chunks went (its worker waited)
+        pages = Pages(info, templates_dir)
+        copy_static(files, templates_dir)
+        jobs = sorted({r.key.job for r in results} | set(_jobs_of(builds)))
+        for job in jobs:
+            body = js_assign("jobs", job, graphs.job_payload(job, facts.job_table(job)))
+            files.write_text(f"data/jobs/{safe_slug(job)}.js", body)
         if meanwhile is not None:
             meanwhile()
         if pool is None:
