@@ -56,13 +56,18 @@ def write_pages(runs: int, pages: int, anomalies: bool, out: Path | None = None)
 
 def count(code: Path, runs: int, pages: int, anomalies: bool) -> int:
     """Instructions of a process that writes ``pages`` drill-downs with the code at ``code``."""
-    argv = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, "-m",
-            "benchmarks.page_instructions", "--inner", str(runs), str(pages), "1" if anomalies else "0"]
+    # run as a script, not ``-m``: ``-m`` would put the working directory (this checkout) before
+    # ``code`` on the path, and every tree would be counted with this checkout's pal
+    argv = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, str(Path(__file__).resolve()),
+            "--inner", str(runs), str(pages), "1" if anomalies else "0"]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(code), str(ROOT)]), PYTHONHASHSEED="0")
     done = subprocess.run(argv, env=env, cwd=ROOT, capture_output=True, text=True, check=False)
     found = re.search(r"Collected : (\d+)", done.stderr)
     if done.returncode != 0 or not found:
         raise RuntimeError(f"valgrind on {code}: exit {done.returncode}: {done.stderr[-600:]}")
+    used = re.search(r"pal from (\S+)", done.stderr)
+    if not used or Path(used.group(1)).resolve() != (code / "pal").resolve():
+        raise RuntimeError(f"{code}: the count imported pal from {used.group(1) if used else '?'}")
     return int(found.group(1))
 
 
@@ -75,6 +80,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--inner", nargs=3, help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     if a.inner:
+        import pal
+
+        print(f"pal from {Path(pal.__file__).parent}", file=sys.stderr)  # the tree counted
         write_pages(int(a.inner[0]), int(a.inner[1]), a.inner[2] == "1")
         return 0
     if shutil.which("valgrind") is None:
