@@ -144,8 +144,9 @@ def _payload(result: SeriesResult, labels: list[str | None] | Json | None, float
 
 def series_json(result: SeriesResult, name: str, labels: Json, builds: Json) -> str:
     """``js_encode(series_data(result, labels, with_bands=False, builds=builds))``, written directly:
-    the same text (its keys in ``js_encode``'s sorted order) without the dict and its walk, a third
-    of the time (it is written for every series of every run: its group's data file, its page).
+    the same text (its keys in ``js_encode``'s sorted order) without the dict and its walk, in two
+    thirds of the time (0.094 against 0.141 ms at 170 runs; it is written for every series of every
+    run: its group's data file, its page).
     ``name``: the series' ``short_name``; ``labels``, ``builds``: its axis' JSON (``Pages._axis``)."""
     sc = scale_for(result)
     digits, div = sc.digits + 4, sc.divisor
