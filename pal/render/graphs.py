@@ -105,7 +105,9 @@ def series_payload(result: SeriesResult, labels: list[str | None] | None = None,
 
 def series_data(result: SeriesResult, labels: list[str | None] | Json | None = None, with_bands: bool = True,
                 builds: Json | None = None) -> dict:
-    """``series_payload`` with its float arrays as ``Floats``: what ``js_encode`` writes fast.
+    """``series_payload`` with its float arrays as ``Floats`` (fixed decimals when ``js_encode``
+    writes it): the definition of the graph data's text, which ``series_json`` writes directly and
+    is tested against; no page is written from it any more (stop 53).
 
     ``labels`` and ``builds`` may be their JSON text already (``Json``: the series of a job share them)."""
     return _payload(result, labels, Floats, with_bands, builds)

@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pal.render import escape, graphs, svg, text_kernel as kernel
+from pal.render.pages import Pages, SiteInfo
 from tests.render.factory import make_result
 
 
@@ -191,7 +192,9 @@ def test_drill_down_graph_and_data_are_the_same_on_both_paths(monkeypatch):
     for use in (True, False):
         monkeypatch.setattr(escape, "USE_COMPILED", use)
         chart = graphs.detail_chart(r, "t", graphs.drawn_bands(r))
-        texts.append((svg.render_svg(chart), escape.js_encode(graphs.series_data(r))))
+        axis = Pages(SiteInfo("t", "2026"))._axis(r)
+        texts.append((svg.render_svg(chart), escape.js_encode(graphs.series_data(r)),
+                      graphs.series_json(r, "n", axis.x, axis.b)))  # what the pages write
     assert texts[0] == texts[1]
     assert texts[0][0].count("<polygon") >= 1 and '"y":[' in texts[0][1]
 
