@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import multiprocessing
 import os
+import pickle
 import signal
 import time
 from concurrent.futures import ProcessPoolExecutor, wait
@@ -12,8 +14,9 @@ from concurrent.futures import ProcessPoolExecutor, wait
 import numpy as np
 import pytest
 
-from pal.analysis.series import AnalysisAhead, SeriesInput, analyse_all
-from pal.model import SeriesKey
+from pal.analysis.series import FOUND_FIELDS, AnalysisAhead, SeriesInput, _analyse_chunk, analyse_all, analyse_remote, \
+    joined
+from pal.model import SearchStates, SeriesKey, SeriesResult
 from pal.spec import DetectorSpec, JobSpec, SourceSpec, Spec, TestSet
 
 T0 = np.datetime64("2024-01-01T00:00:00", "ns")
@@ -85,3 +88,34 @@ def test_a_dead_worker_loses_nothing(pool):
     ahead = AnalysisAhead(pool, spec(), set(), chunk=3)  # a pool already broken: submit fails
     ahead.add(series)
     assert equal(ahead.results(), expected) and ahead.broken
+
+
+def same_field(a, b) -> bool:
+    if isinstance(a, np.ndarray):
+        return a.dtype == b.dtype and np.array_equal(a, b, equal_nan=a.dtype.kind == "f")
+    if isinstance(a, dict) and any(isinstance(v, np.ndarray) for v in a.values()):
+        return list(a) == list(b) and all(same_field(a[k], b[k]) for k in a)
+    if isinstance(a, SearchStates):
+        return pickle.dumps(a) == pickle.dumps(b)
+    return type(a) is type(b) and a == b
+
+
+def test_a_workers_results_are_the_inline_ones_field_by_field():
+    """What a pool's worker sends (``analyse_remote``) joined to the inputs here is, in every field
+    of SeriesResult, what ``analyse_one`` returns; the arrays are the inputs' own, as inline."""
+    series = job_series(JOBS[0], 20, 4)
+    series = [dataclasses.replace(s, keep=True) for s in series[:10]] + series[10:]  # search states too
+    item = (series, spec(), {JOBS[0]})
+    inline = _analyse_chunk(item)
+    sent = pickle.loads(pickle.dumps(analyse_remote(item)))  # as a worker's answer comes back
+    got = joined(series, sent)
+    assert sum(r.resume is not None for r in inline) == 10 and sum(len(r.changes) > 0 for r in inline) > 3
+    names = [f.name for f in dataclasses.fields(SeriesResult)]
+    # every field is either sent or the input's: a new field of SeriesResult cannot be dropped on the way
+    assert set(FOUND_FIELDS) | {"key", "builds", "times", "values", "stdevs", "test_set", "attrs"} == set(names)
+    for a, b, s in zip(got, inline, series):
+        assert all(same_field(getattr(a, n), getattr(b, n)) for n in names), a.key
+        assert a.values is s.values and a.builds is s.builds and a.times is s.times and a.stdevs is s.stdevs
+        assert a.attrs == s.attrs and a.attrs is not s.attrs  # a copy, as analyse_one makes
+    with pytest.raises(ValueError, match="19 results for 20 series"):
+        joined(series, sent[:-1])
