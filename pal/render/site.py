@@ -426,7 +426,10 @@ class _Chunks:
     A chunk is about 1 / (``GUIDED_SHARE`` x ``processes``) of the drill-downs left, and at least
     ``MIN_CHUNK``: the last ones are small, so the processes end together. A group is drawn by
     one process (its page needs its drill-downs' graph data), so the large groups go first: one
-    of 300 drill-downs handed out late kept the other process waiting for it.
+    of 300 drill-downs handed out late kept the other process waiting for it. The first chunk is
+    ``MIN_CHUNK`` (the largest group, about): a worker starts drawing once its first chunk is
+    pickled, sent and unpickled, and a guided first chunk of a year's site (4,500 drill-downs of
+    365 runs) kept it waiting 0.6 s, the next one going over while it drew.
     """
 
     def __init__(self, tasks: list[GroupTask], processes: int):
@@ -441,7 +444,7 @@ class _Chunks:
             start = self._at
             if start >= len(self._tasks):
                 return None
-            size = max(MIN_CHUNK, -(-self._left // (GUIDED_SHARE * self._processes)))
+            size = MIN_CHUNK if start == 0 else max(MIN_CHUNK, -(-self._left // (GUIDED_SHARE * self._processes)))
             load = 0
             while self._at < len(self._tasks) and load < size:
                 load += _weight(self._tasks[self._at])

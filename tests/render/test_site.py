@@ -519,6 +519,15 @@ def test_chunks_hand_out_the_largest_groups_first_and_shrink_towards_the_end(mon
     assert [len(c) for c in iter(site_mod._Chunks(tasks, 2).take, None)] == [2, 6]
 
 
+def test_the_first_chunk_is_small_so_a_worker_starts_drawing_at_once(monkeypatch):
+    # 40 groups of weight 21: guided, the first chunk would hold an eighth of 840 (5 groups); it
+    # holds MIN_CHUNK's worth (one group), the next ones are guided again (an eighth of 819: 5)
+    tasks = _tasks([20] * 40)
+    monkeypatch.setattr(site_mod, "MIN_CHUNK", 16)
+    sizes = [len(c) for c in iter(site_mod._Chunks(tasks, 2).take, None)]
+    assert sizes[:3] == [1, 5, 5] and sum(sizes) == 40
+
+
 def test_chunks_taken_by_racing_threads_are_each_handed_out_once():
     import threading
 
