@@ -114,6 +114,30 @@ class MdlSaved:
     c_sd: np.ndarray  # float64, one per run
     resumed: int = 0  # of the runs, those the state went on from (not searched again); not kept
 
+    def __reduce__(self) -> tuple:
+        """Pickled as its numbers and one bytes object of its arrays: a year's states go from the
+        run to the pool's worker and back every run (36,000 series), and three arrays pickled
+        each as an array cost twice as much. The arrays come back as read-only views of those
+        bytes, as ``mdl_states`` reads them from a file."""
+        arrays = (self.win, self.c_avg, self.c_sd)
+        if not all(isinstance(a, np.ndarray) and a.ndim == 1 for a in arrays):
+            return (MdlSaved, (self.count, self.digest, self.max_value, self.unit, self.unit_arg, self.sbps_arg,
+                               *arrays, self.resumed))
+        return (_saved_from, (self.count, self.digest, self.max_value, self.unit, self.unit_arg, self.sbps_arg,
+                              tuple(a.dtype.str for a in arrays), tuple(len(a) for a in arrays),
+                              b"".join(np.ascontiguousarray(a).tobytes() for a in arrays), self.resumed))
+
+
+def _saved_from(count: int, digest: bytes, max_value: float, unit: float, unit_arg: float | None,
+                sbps_arg: float | None, dtypes: tuple[str, ...], lengths: tuple[int, ...], data: bytes,
+                resumed: int) -> MdlSaved:
+    """``MdlSaved.__reduce__``'s way back."""
+    arrays, at = [], 0
+    for dtype, n in zip(dtypes, lengths, strict=True):
+        arrays.append(np.frombuffer(data, dtype=dtype, count=n, offset=at))
+        at += arrays[-1].nbytes
+    return MdlSaved(count, digest, max_value, unit, unit_arg, sbps_arg, *arrays, resumed)
+
 
 def _runs_digest(r_n: np.ndarray, r_avg: np.ndarray, r_sd: np.ndarray) -> bytes:
     h = hashlib.blake2b(digest_size=16)

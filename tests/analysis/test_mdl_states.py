@@ -3,7 +3,9 @@ bit, and a file that is not this run's or is damaged gives no state (logged), ne
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+import pickle
 import random
 
 import pytest
@@ -64,6 +66,22 @@ def test_a_read_state_resumes_as_the_saved_one():
     state = MdlState.resume(back[SeriesKey(JOB, "t", "mrr")].detector, values)
     assert state.saved().resumed == 80
     assert state.groups() == MdlState.start(values).groups()
+
+
+def test_a_pickled_state_comes_back_to_the_bit_and_resumes_as_the_saved_one():
+    """As a pool's worker gets a series' state and sends back the next (``MdlSaved.__reduce__``)."""
+    for _, both in states()[:-1]:
+        for saved in (both.detector, both.masked):
+            if saved is not None:
+                back = pickle.loads(pickle.dumps(dataclasses.replace(saved, resumed=7)))
+                same(back, saved)
+                assert back.resumed == 7 and len(back.win) == saved.count
+    values = [2e6] + [1e6 * (1.1 if 30 <= i < 60 else 1.0) + i for i in range(99)]
+    back = pickle.loads(pickle.dumps(MdlState.start(values[:80]).saved()))
+    state = MdlState.resume(back, values)
+    assert state.saved().resumed == 80 and state.groups() == MdlState.start(values).groups()
+    odd = dataclasses.replace(back, win=[1, 2])  # not arrays: pickled as any dataclass
+    assert pickle.loads(pickle.dumps(odd)).win == [1, 2]
 
 
 def test_another_context_or_job_gives_nothing(tmp_path):
