@@ -337,7 +337,7 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
             from pal.analysis.result_cache import ResultCache, results_dir, window_inputs
             from pal.analysis.series import AnalysisAhead, single_testbed_jobs
             from pal.history import growing_jobs, window_builds
-            from pal.render import page_digests, render_site, site_texts
+            from pal.render import page_content, page_digests, render_site, site_texts
 
             steps.start("analyse", "history from the store")
             builds = window_builds(spec, store, now)
@@ -348,7 +348,7 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
                                      slides=slides, growing=growing_jobs(spec, store, builds))
             ahead = None
             if pool is not None and not on_executor:  # its worker analyses while the next jobs are read
-                ahead = AnalysisAhead(pool, spec, single)
+                ahead = AnalysisAhead(pool, spec, single, then=page_content)
             history, inputs = window_series(spec, store, builds, report, ahead.add if ahead else None, cache)
             _check_upstream(options.upstream, history, report)
             freeze_alive()
@@ -373,7 +373,7 @@ def run(spec: Spec, options: RunOptions = RunOptions()) -> RunOutcome:
         if not options.download:
             _restore_download_problems(store, report)
         views = [a.view() for a in alerts]
-        digests = page_digests(results, views, site=site_texts(spec))
+        digests = page_digests(results, views, site=site_texts(spec), contents=ahead.contents if ahead else None)
         changed = {r.key for r in results if old_digests.get(_page_key(r)) != digests[_page_key(r)]}
         site_ok = (out_dir / "site" / "index.html").exists()
 

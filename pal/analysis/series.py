@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import numpy as np
 import pandas as pd
@@ -338,7 +338,7 @@ def analyse_all(inputs: Iterable[SeriesInput], spec: Spec, single_testbed: set[s
         items.append((part, spec, {s.key.job for s in part} & single_testbed))
     results: list[SeriesResult] = []
     for item, out in zip(items, executor.map(analyse_remote, items, label="series chunks analysed")):
-        results += joined(item[0], out) if isinstance(out, list) else _analyse_chunk(item)  # (Failed: redo here)
+        results += joined(item[0], out[0]) if isinstance(out, tuple) else _analyse_chunk(item)  # (Failed: redo here)
     return results
 
 
@@ -352,15 +352,21 @@ class AnalysisAhead:
     for the others, and returns every result in the order added: the same results as
     ``analyse_all`` (the same code on the same inputs). A chunk whose worker failed is analysed
     again here; ``broken`` then says the pool is unusable.
+
+    ``then``: a digest of each result made where it is analysed, on the worker or here as the
+    chunks are (the render's ``page_content``: not left for after the analysis, when the worker
+    would wait for it); ``contents`` holds them by series key.
     """
 
-    def __init__(self, pool: Any, spec: Spec, single_testbed: set[str], chunk: int | None = None):
-        self._pool, self._spec, self._single = pool, spec, single_testbed
+    def __init__(self, pool: Any, spec: Spec, single_testbed: set[str], chunk: int | None = None,
+                 then: Callable[[SeriesResult], bytes] | None = None):
+        self._pool, self._spec, self._single, self._then = pool, spec, single_testbed, then
         self._chunk = chunk or AHEAD_CHUNK
         self._items: list[tuple[list[SeriesInput], Spec, set[str]]] = []
         self._futures: list[Any] = []
         self.broken = False
         self.by_worker = 0  # series whose results came from the pool
+        self.contents: dict[SeriesKey, bytes] = {}
 
     def add(self, inputs: list[SeriesInput]) -> None:
         for i in range(0, len(inputs), self._chunk):
@@ -368,7 +374,7 @@ class AnalysisAhead:
             item = (part, self._spec, {s.key.job for s in part} & self._single)
             self._items.append(item)
             try:
-                self._futures.append(self._pool.submit(analyse_remote, item))
+                self._futures.append(self._pool.submit(analyse_remote, item, self._then))
             except Exception:  # noqa: BLE001 - a broken pool: this process does the chunk
                 self.broken = True
                 self._futures.append(None)
@@ -379,19 +385,28 @@ class AnalysisAhead:
             future = self._futures[i]
             if future is not None and not future.cancel():
                 break  # a worker has this one and those before it
-            done[i] = _analyse_chunk(self._items[i])
+            done[i] = self._here(self._items[i])
         out: list[SeriesResult] = []
         for i, (item, future) in enumerate(zip(self._items, self._futures)):
             if done[i] is None:
                 try:
-                    done[i] = joined(item[0], future.result())
+                    found, digests = future.result()
+                    done[i] = joined(item[0], found)
+                    if digests is not None:
+                        self.contents.update(zip((s.key for s in item[0]), digests))
                     self.by_worker += len(done[i])
                 except Exception:  # noqa: BLE001 - the worker died or raised: redo here, errors surface here
                     self.broken = True
-                    done[i] = _analyse_chunk(item)
+                    done[i] = self._here(item)
             out += done[i]
         self._items, self._futures = [], []  # the inputs are the caller's to free
         return out
+
+    def _here(self, item: tuple[list[SeriesInput], Spec, set[str]]) -> list[SeriesResult]:
+        results = _analyse_chunk(item)
+        if self._then is not None:
+            self.contents.update((r.key, self._then(r)) for r in results)
+        return results
 
 
 def _analyse_chunk(item: tuple[list[SeriesInput], Spec, set[str]]) -> list[SeriesResult]:
@@ -407,12 +422,16 @@ FOUND_FIELDS = ("trend", "groups", "changes", "compliance", "verdict", "directio
                 "resume")
 
 
-def analyse_remote(item: tuple[list[SeriesInput], Spec, set[str]]) -> list[tuple]:
+def analyse_remote(item: tuple[list[SeriesInput], Spec, set[str]],
+                   then: Callable[[SeriesResult], bytes] | None = None) -> tuple[list[tuple], list[bytes] | None]:
     """A pool worker's side of a chunk: each result without what its input holds (key, arrays,
-    texts), as a tuple of ``FOUND_FIELDS``. The caller has the inputs (``joined``): a result's
-    builds, times, values and stdevs are its input's, and were more than half of what a result
-    pickles to (the worker's dumps and the run's loads: 69 -> 30 us a series of 170 runs)."""
-    return [tuple(getattr(r, f) for f in FOUND_FIELDS) for r in _analyse_chunk(item)]
+    texts), as a tuple of ``FOUND_FIELDS``, and ``then`` of each result (None without). The caller
+    has the inputs (``joined``): a result's builds, times, values and stdevs are its input's, and
+    were more than half of what a result pickles to (the worker's dumps and the run's loads:
+    69 -> 30 us a series of 170 runs)."""
+    results = _analyse_chunk(item)
+    return ([tuple(getattr(r, f) for f in FOUND_FIELDS) for r in results],
+            [then(r) for r in results] if then is not None else None)
 
 
 def joined(inputs: list[SeriesInput], found: list[tuple]) -> list[SeriesResult]:

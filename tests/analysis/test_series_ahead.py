@@ -107,8 +107,9 @@ def test_a_workers_results_are_the_inline_ones_field_by_field():
     series = [dataclasses.replace(s, keep=True) for s in series[:10]] + series[10:]  # search states too
     item = (series, spec(), {JOBS[0]})
     inline = _analyse_chunk(item)
-    sent = pickle.loads(pickle.dumps(analyse_remote(item)))  # as a worker's answer comes back
+    sent, digests = pickle.loads(pickle.dumps(analyse_remote(item)))  # as a worker's answer comes back
     got = joined(series, sent)
+    assert digests is None
     assert sum(r.resume is not None for r in inline) == 10 and sum(len(r.changes) > 0 for r in inline) > 3
     names = [f.name for f in dataclasses.fields(SeriesResult)]
     # every field is either sent or the input's: a new field of SeriesResult cannot be dropped on the way
@@ -119,3 +120,33 @@ def test_a_workers_results_are_the_inline_ones_field_by_field():
         assert a.attrs == s.attrs and a.attrs is not s.attrs  # a copy, as analyse_one makes
     with pytest.raises(ValueError, match="19 results for 20 series"):
         joined(series, sent[:-1])
+
+
+def test_the_page_contents_made_where_each_chunk_was_analysed_are_the_pages_own(pool):
+    """``then`` (the render's ``page_content``) runs on the worker for its chunks and here for the
+    others; the page digests made from them are those made from the results afterwards."""
+    from pal.render import page_content, page_digests
+
+    series = job_series(JOBS[0], 20, 5) + job_series(JOBS[1], 9, 6)
+    pool.submit(int).result()
+    ahead = AnalysisAhead(pool, spec(), set(), chunk=4, then=page_content)
+    ahead.add(series)
+    wait(ahead._futures)
+    results = ahead.results()
+    assert ahead.by_worker == len(series)  # every chunk on the worker
+    assert ahead.contents == {r.key: page_content(r) for r in results}
+    assert len(set(ahead.contents.values())) == len(series)
+    busy = pool.submit(time.sleep, 2)
+    here = AnalysisAhead(pool, spec(), set(), chunk=4, then=page_content)
+    here.add(series)
+    assert equal(here.results(), results) and here.by_worker < len(series)  # the chunks not started: here
+    assert here.contents == ahead.contents
+    busy.result()
+    site = ("t", "{jenkins}/job/{job}/{build}", "https://j")
+    assert page_digests(results, [], site=site, contents=ahead.contents) == page_digests(results, [], site=site)
+    # a content that is not the result's own is what the digest takes: it is trusted, never recomputed
+    wrong = dict(ahead.contents)
+    wrong[results[0].key] = b"x" * 20
+    changed = page_digests(results, [], site=site, contents=wrong)
+    plain = page_digests(results, [], site=site)
+    assert [k for k in plain if plain[k] != changed[k]] == [f"{results[0].key.job}|{results[0].key.test_id}|mrr"]
