@@ -80,10 +80,10 @@ def widen_pipes(pool: cf.ProcessPoolExecutor, size: int = POOL_PIPE_BYTES) -> No
     A pipe holds 64 KiB: a worker's results for a chunk of a year's series (50 results of 365
     runs pickle to 0.4-0.8 MB) went over in up to a dozen writes, each waiting for this process
     to read, and this process's reading thread took the GIL back, up to a switch interval
-    (5 ms), for every 64 KiB while its main thread analysed: the render's worker spent 10-30 % of the year's analysis blocked in its send (stop
-    52). A whole message now fits: the worker writes it and goes on, and it is read at once. Where
-    the platform or the pool's internals (CPython's, since 3.8) do not allow it, the pipes stay as
-    they are: only speed depends on it."""
+    (5 ms), for every 64 KiB while its main thread analysed: the render's worker spent 10-30 %
+    of the year's analysis blocked in its send (stop 52). A whole message now fits: the worker
+    writes it and goes on, and it is read at once. Where the platform or the pool's internals
+    (CPython's, since 3.8) do not allow it, the pipes stay as they are: only speed depends on it."""
     try:
         import fcntl
     except ImportError:  # not a Unix

@@ -679,9 +679,10 @@ def page_digests(results: list[SeriesResult], alerts: list[AlertView] | None = N
         content = contents.get(r.key)
         h.update(content if content is not None else page_content(r))
         # what the page shows of each alert (not its status: new turns ongoing on every rerun)
-        h.update(_TEXTS.encode(sorted((a.id, a.kind, a.state, a.acked, a.ack_reason or "", a.ack_snippet,
-                                       a.suspect_verdict, a.suspect_summary, a.suspect_url or "", a.bisect_comment or "")
-                                      for a in by_key.get(r.key, ()))).encode())
+        shown = sorted((a.id, a.kind, a.state, a.acked, a.ack_reason or "", a.ack_snippet, a.suspect_verdict,
+                        a.suspect_summary, a.suspect_url or "", a.bisect_comment or "")
+                       for a in by_key.get(r.key, ()))
+        h.update(_TEXTS.encode(shown).encode())
         out[f"{r.key.job}|{r.key.test_id}|{r.key.metric}"] = h.hexdigest()
     return out
 
