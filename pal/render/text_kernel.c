@@ -34,6 +34,9 @@
 #include <Python.h>
 
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -398,6 +401,201 @@ done:
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* a whole chart: svg.render_svg's frame, grid and items in one call                          */
+
+/* the most ticks nice_ticks_loop makes (svg.nice_ticks makes about five) */
+#define MAX_TICKS 64
+/* beyond this magnitude a tick's arithmetic is left to Python (its ints are exact, these doubles
+ * only below 2**53) */
+static const double TICK_LIMIT = 1e12;
+
+/* Python's round(v, 12): correctly rounded to 12 decimals, ties to even, as "%.12f" writes it
+ * (glibc's printf rounds the exact binary value to nearest, ties to even, as dtoa's mode 3 does)
+ * and read back (strtod, correctly rounded as Python's). */
+static double
+round12(double v)
+{
+    char text[64];
+    const int len = snprintf(text, sizeof text, "%.12f", v);
+    if (len < 0 || len >= (int)sizeof text)
+        return NAN;
+    return strtod(text, NULL);
+}
+
+/* svg.nice_ticks(lo, hi) (target 5) into ticks; their count, or -1 where Python must decide
+ * (extreme magnitudes, more than cap ticks). Its floats are Python's: 10 ** k is an int for k >= 0
+ * (exact here too, POW10) and pow(10.0, k) below; a step of 1, 2, 5 or 10 times such an int stays
+ * an int in Python, whose ticks are not rounded (round of an int is the int): the same values here
+ * as long as they are below TICK_LIMIT. */
+static int
+nice_ticks_loop(double lo, double hi, double *ticks, int cap)
+{
+    if (!(isfinite(lo) && isfinite(hi)))
+        return 0;
+    if (hi <= lo)
+        hi = lo + (fabs(lo) != 0.0 ? fabs(lo) : 1.0);
+    if (!(fabs(lo) < TICK_LIMIT && fabs(hi) < TICK_LIMIT))
+        return -1;
+    const double raw = (hi - lo) / 5.0;
+    if (!(raw > 0.0))
+        return -1;
+    const double k = floor(log10(raw));
+    if (!(k >= -300.0 && k <= 15.0))
+        return -1;
+    const int whole = k >= 0.0;
+    const double mag = whole ? POW10[(int)k] : pow(10.0, k);
+    static const double STEPS[5] = {1.0, 2.0, 2.5, 5.0, 10.0};
+    double step = 0.0;
+    int exact = 0;
+    for (int i = 0; i < 5; i++) {
+        const double s = STEPS[i] * mag;
+        if (s >= raw) {
+            step = s;
+            exact = whole && i != 2;
+            break;
+        }
+    }
+    if (!(step > 0.0))
+        return -1;
+    const double limit = hi + step * 1e-9;
+    double first = ceil(lo / step - 1e-9);
+    if (first == 0.0)
+        first = 0.0; /* Python's math.ceil gives an int: no -0, whose ticks would read "-0" */
+    int count = 0;
+    for (double v = first * step; v <= limit; v += step) {
+        if (count >= cap)
+            return -1;
+        ticks[count++] = exact ? v : round12(v);
+    }
+    return count;
+}
+
+/* printf's text of the arguments at out[at:]; the end, or TOO_SMALL. */
+static Py_ssize_t
+put_format(uint8_t *out, Py_ssize_t cap, Py_ssize_t at, const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    const int len = vsnprintf((char *)out + at, (size_t)(cap - at), format, args);
+    va_end(args);
+    if (len < 0 || (Py_ssize_t)len >= cap - at)
+        return TOO_SMALL;
+    return at + len;
+}
+
+/* The chart's layout and x axis (svg._x_frame): its plot's left, top, width and height in pixels,
+ * the x value at its left edge and the pixels per x unit, the finite x values' range. */
+typedef struct {
+    int left, top, pw, ph;
+    double x0, sx, xmin, xmax;
+} Frame;
+
+/* svg.render_svg of a chart whose items are lines, bands and sample paths over one x array (the
+ * rows of ys, heights in data units, drawn over the pixel x positions xs as drawn_items_loop
+ * draws them), then anomaly rings (each of the nrings groups: its count of (rx, ry), x in data
+ * units, and its markup before, between and after the two numbers): fixed[:head] (the document's
+ * head up to the plot's frame), the grid and its labels, fixed[head:head + middle] (the time axis
+ * and the y title), the items, the rings, the rest of fixed (the legend and the end). */
+static Py_ssize_t
+chart_loop(const uint8_t *fixed, Py_ssize_t fixed_len, Py_ssize_t head, Py_ssize_t middle, const double *xs,
+           const uint8_t *okx, Py_ssize_t n, const double *ys, Py_ssize_t rows, const int64_t *kinds,
+           const uint8_t *texts, Py_ssize_t texts_len, const int64_t *bounds, const double *rx, const double *ry,
+           const int64_t *rings, Py_ssize_t nrings, const uint8_t *rtexts, Py_ssize_t rtexts_len, Frame f,
+           uint8_t *out, Py_ssize_t cap)
+{
+    /* the heights' range: every finite value drawn, the rings' too (render_svg's ycat) */
+    double lo = INFINITY, hi = -INFINITY;
+    for (Py_ssize_t i = 0; i < rows * n; i++) {
+        const double v = ys[i];
+        if (isfinite(v)) {
+            if (v < lo)
+                lo = v;
+            if (v > hi)
+                hi = v;
+        }
+    }
+    Py_ssize_t m = 0;
+    for (Py_ssize_t r = 0; r < nrings; r++)
+        m += rings[5 * r];
+    for (Py_ssize_t j = 0; j < m; j++) {
+        const double v = ry[j], x = rx[j];
+        if (isfinite(x) && !(f.xmin <= x && x <= f.xmax))
+            return GIVE_UP; /* a ring beyond the x array's range would widen the axis: Python draws it */
+        if (isfinite(v)) {
+            if (v < lo)
+                lo = v;
+            if (v > hi)
+                hi = v;
+        }
+    }
+    if (!(lo <= hi))
+        return GIVE_UP; /* nothing finite to draw: "no data" */
+    double pad = (hi - lo) * 0.08;
+    if (pad == 0.0)
+        pad = fabs(hi) * 0.05;
+    if (pad == 0.0)
+        pad = 1.0;
+    double y0 = lo - pad, y1 = hi + pad;
+    double ticks[MAX_TICKS];
+    const int nt = nice_ticks_loop(y0, y1, ticks, MAX_TICKS);
+    if (nt < 0 || !(isfinite(y0) && isfinite(y1)))
+        return GIVE_UP;
+    if (nt) { /* Python's min(y0, first) and max(y1, last): the first argument unless the second is beyond */
+        if (ticks[0] < y0)
+            y0 = ticks[0];
+        if (ticks[nt - 1] > y1)
+            y1 = ticks[nt - 1];
+    }
+    const double sy = (double)f.ph / (y1 - y0);
+    const double c = (double)(f.top + f.ph);
+    Py_ssize_t at = put_text(out, cap, 0, fixed, head);
+    if (at < 0)
+        return at;
+    /* the grid and its labels (svg._tick_digits' decimals) */
+    const double step = nt > 1 ? ticks[1] - ticks[0] : 1.0;
+    int digits = 0;
+    if (step > 0.0) {
+        const double d = -floor(log10(step));
+        digits = d <= 0.0 ? 0 : d >= 6.0 ? 6 : (int)d;
+    }
+    for (int t = 0; t < nt; t++) {
+        const double y = c - (ticks[t] - y0) * sy;
+        at = put_format(out, cap, at,
+                        "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#e5e5e5\"/><text x=\"%d\" "
+                        "y=\"%.1f\" text-anchor=\"end\">%.*f</text>",
+                        f.left, y, f.left + f.pw, y, f.left - 4, y + 4.0, digits, ticks[t]);
+        if (at < 0)
+            return at;
+    }
+    if ((at = put_text(out, cap, at, fixed + head, middle)) < 0)
+        return at;
+    const Py_ssize_t got = drawn_items_loop(xs, okx, n, ys, rows, kinds, c, y0, sy, texts, texts_len, bounds,
+                                            out + at, cap - at);
+    if (got < 0)
+        return got;
+    at += got;
+    Py_ssize_t j = 0;
+    for (Py_ssize_t r = 0; r < nrings; r++) {
+        const int64_t *g = rings + 5 * r;
+        const Text pre = slice_of(rtexts, rtexts_len, g[1], g[2]);
+        const Text mid = slice_of(rtexts, rtexts_len, g[2], g[3]);
+        const Text post = slice_of(rtexts, rtexts_len, g[3], g[4]);
+        for (int64_t k = 0; k < g[0]; k++, j++) {
+            const double x = rx[j], v = ry[j];
+            if (!(isfinite(x) && isfinite(v)))
+                continue;
+            if ((at = put_text(out, cap, at, pre.p, pre.len)) < 0
+                || (at = put_tenths(out, cap, at, (double)f.left + (x - f.x0) * f.sx)) < 0
+                || (at = put_text(out, cap, at, mid.p, mid.len)) < 0
+                || (at = put_tenths(out, cap, at, c - (v - y0) * sy)) < 0
+                || (at = put_text(out, cap, at, post.p, post.len)) < 0)
+                return at;
+        }
+    }
+    return put_text(out, cap, at, fixed + head + middle, fixed_len - head - middle);
+}
+
+/* ------------------------------------------------------------------------------------------ */
 /* the Python functions: arguments, buffers, errors                                           */
 
 enum { F64, I64, BYTES };
@@ -455,9 +653,9 @@ get_array(PyObject *obj, Py_buffer *view, const char *func, const char *name, in
     return 0;
 }
 
-/* Up to 10 buffers held by one call, all released at its end. */
+/* Up to 16 buffers held by one call, all released at its end. */
 typedef struct {
-    Py_buffer views[10];
+    Py_buffer views[16];
     int held;
 } Held;
 
@@ -709,19 +907,110 @@ fail:
     return NULL;
 }
 
+PyDoc_STRVAR(chart_doc,
+"chart(fixed, head, middle, xs, okx, ys, kinds, texts, bounds, rx, ry, rings, rtexts, frame, out)\n--\n\n"
+"``svg.render_svg`` of a chart whose items are lines, bands and sample paths over one x array,\n"
+"then anomaly rings: ``fixed[:head]`` (the head up to the plot's frame), the y grid and its labels\n"
+"(``nice_ticks`` of the heights' range with its margin), ``fixed[head:head + middle]`` (the time\n"
+"axis and the y title), the rows of ``ys`` as ``drawn_items`` draws them, each group of rings\n"
+"(``rings[g]``: its count of ``(rx, ry)`` pairs, x in data units, and the bounds in ``rtexts`` of its\n"
+"markup before, between and after the numbers), the rest of ``fixed``. ``frame``: left, top, width\n"
+"and height of the plot in pixels, the x value at its left edge, pixels per x unit, and the range of\n"
+"the finite x values. The length written into ``out``, or -1 where Python draws the chart (no finite\n"
+"height, a point off the canvas, extreme magnitudes).");
+
+static PyObject *
+chart(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    static const char *func = "chart";
+    if (check_args(func, nargs, 15) < 0)
+        return NULL;
+    const Py_ssize_t head = PyNumber_AsSsize_t(args[1], PyExc_OverflowError);
+    if (head == -1 && PyErr_Occurred())
+        return NULL;
+    const Py_ssize_t middle = PyNumber_AsSsize_t(args[2], PyExc_OverflowError);
+    if (middle == -1 && PyErr_Occurred())
+        return NULL;
+    Held h = {.held = 0};
+    Py_buffer *fixed, *xs, *okx, *ys, *kinds, *texts, *bounds, *rx, *ry, *rings, *rtexts, *frame, *out;
+    if (!(fixed = hold(&h, args[0], func, "fixed", BYTES, 1, 0)) || !(xs = hold(&h, args[3], func, "xs", F64, 1, 0))
+        || !(okx = hold(&h, args[4], func, "okx", BYTES, 1, 0)) || !(ys = hold(&h, args[5], func, "ys", F64, 2, 0))
+        || !(kinds = hold(&h, args[6], func, "kinds", I64, 1, 0))
+        || !(texts = hold(&h, args[7], func, "texts", BYTES, 1, 0))
+        || !(bounds = hold(&h, args[8], func, "bounds", I64, 2, 0))
+        || !(rx = hold(&h, args[9], func, "rx", F64, 1, 0)) || !(ry = hold(&h, args[10], func, "ry", F64, 1, 0))
+        || !(rings = hold(&h, args[11], func, "rings", I64, 2, 0))
+        || !(rtexts = hold(&h, args[12], func, "rtexts", BYTES, 1, 0))
+        || !(frame = hold(&h, args[13], func, "frame", F64, 1, 0))
+        || !(out = hold(&h, args[14], func, "out", BYTES, 1, 1))) {
+        release(&h);
+        return NULL;
+    }
+    const Py_ssize_t n = length(xs), rows = ys->shape[0], nrings = rings->shape[0];
+    if (head < 0 || middle < 0 || head + middle > fixed->len) {
+        PyErr_Format(PyExc_ValueError, "%s: head (%zd) and middle (%zd) must lie inside fixed (%zd bytes)", func,
+                     head, middle, fixed->len);
+        goto fail;
+    }
+    if (ys->shape[1] != n) {
+        PyErr_Format(PyExc_ValueError, "%s: ys has %zd columns, not len(xs) (%zd)", func, ys->shape[1], n);
+        goto fail;
+    }
+    if (bounds->shape[1] != 4 || rings->shape[1] != 5) {
+        PyErr_Format(PyExc_ValueError, "%s: bounds must have 4 columns and rings 5", func);
+        goto fail;
+    }
+    if (at_least(func, "okx", okx, n, "xs") < 0 || at_least(func, "kinds", kinds, rows, "the rows of ys") < 0
+        || at_least(func, "bounds", bounds, rows, "the rows of ys") < 0
+        || at_least(func, "frame", frame, 8, "its eight numbers") < 0)
+        goto fail;
+    Py_ssize_t m = 0;
+    for (Py_ssize_t r = 0; r < nrings; r++) {
+        const int64_t count = ((const int64_t *)rings->buf)[5 * r];
+        if (count < 0) {
+            PyErr_Format(PyExc_ValueError, "%s: a group of rings has a negative count", func);
+            goto fail;
+        }
+        m += (Py_ssize_t)count;
+    }
+    if (at_least(func, "rx", rx, m, "the rings' counts") < 0 || at_least(func, "ry", ry, m, "the rings' counts") < 0)
+        goto fail;
+    const double *fr = (const double *)frame->buf;
+    for (int i = 0; i < 4; i++)
+        if (!(fr[i] == floor(fr[i]) && fabs(fr[i]) < 1e6)) {
+            PyErr_Format(PyExc_ValueError, "%s: the frame's left, top, width and height must be whole pixels", func);
+            goto fail;
+        }
+    const Frame f = {(int)fr[0], (int)fr[1], (int)fr[2], (int)fr[3], fr[4], fr[5], fr[6], fr[7]};
+    Py_ssize_t got;
+    Py_BEGIN_ALLOW_THREADS
+    got = chart_loop((const uint8_t *)fixed->buf, fixed->len, head, middle, (const double *)xs->buf,
+                     (const uint8_t *)okx->buf, n, (const double *)ys->buf, rows, (const int64_t *)kinds->buf,
+                     (const uint8_t *)texts->buf, texts->len, (const int64_t *)bounds->buf, (const double *)rx->buf,
+                     (const double *)ry->buf, (const int64_t *)rings->buf, nrings, (const uint8_t *)rtexts->buf,
+                     rtexts->len, f, (uint8_t *)out->buf, out->len);
+    Py_END_ALLOW_THREADS
+    release(&h);
+    return result(func, got);
+fail:
+    release(&h);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
     {"fixed_list", (PyCFunction)(void (*)(void))fixed_list, METH_FASTCALL, fixed_list_doc},
     {"tenths_pairs", (PyCFunction)(void (*)(void))tenths_pairs, METH_FASTCALL, tenths_pairs_doc},
     {"polylines", (PyCFunction)(void (*)(void))polylines, METH_FASTCALL, polylines_doc},
     {"polygons", (PyCFunction)(void (*)(void))polygons, METH_FASTCALL, polygons_doc},
     {"drawn_items", (PyCFunction)(void (*)(void))drawn_items, METH_FASTCALL, drawn_items_doc},
+    {"chart", (PyCFunction)(void (*)(void))chart, METH_FASTCALL, chart_doc},
     {NULL, NULL, 0, NULL},
 };
 
 PyDoc_STRVAR(module_doc,
 "The number texts of the drill-downs, compiled (C, built at install): ``\"%.{d}f\"`` of float arrays\n"
 "(``fixed_list``) and SVG coordinates in tenths of a pixel (``tenths_pairs``, ``polylines``,\n"
-"``polygons``, ``drawn_items``), written into uint8 arrays byte for byte as the Python forms write\n"
+"``polygons``, ``drawn_items``; a whole chart: ``chart``), written into uint8 arrays byte for byte as the Python forms write\n"
 "them, or -1 where a loop cannot be sure of that (the caller then runs the Python form).");
 
 static struct PyModuleDef module = {

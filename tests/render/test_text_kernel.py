@@ -4,6 +4,7 @@ byte for byte, or a refusal that sends the caller back to them."""
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -308,3 +309,113 @@ def test_the_one_call_computes_the_heights_as_py_does():
     together = svg._together(items, xpos, (c, y0, sy), kernel)
     assert together is not None
     assert together == svg._draw_items(items, lambda x: 64 + x * 0.5, (c, y0, sy), False)
+
+
+def _python_svg(chart: svg.Chart) -> str:
+    """``render_svg`` with no compiled loop at all: the reference text."""
+    use = escape.USE_COMPILED
+    escape.USE_COMPILED = False
+    try:
+        return svg.render_svg(chart)
+    finally:
+        escape.USE_COMPILED = use
+
+
+def _whole_chart(seed: int) -> tuple[svg.Chart, bool]:
+    """A chart of a drill-down's kinds of item over one x array, then anomaly rings, at magnitudes
+    from 1e-7 to 1e11 (every step of ``nice_ticks``, int and float ones), with gaps, constant and
+    negative series, a missing time; and whether the one call must draw it (not: nothing finite
+    to draw, a ring beyond the x range, magnitudes past the call's limit)."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 200))
+    xs = 1.7e9 + np.arange(n, dtype=float) * 86400.0 * rng.uniform(0.2, 3)
+    if seed % 7 == 0:
+        xs[rng.integers(0, n)] = np.nan
+    scale = 10.0 ** rng.uniform(-7, 11)
+    base = rng.uniform(-0.5, 3.0) * scale
+    flat = seed % 11 == 0  # every value the same: the margin is 5 % of it (or 1)
+    ys = np.full(n, base) if flat else base + np.repeat(rng.normal(0, scale / 10, n // 6 + 1), 6)[:n]
+    ys = np.where(rng.random(n) < 0.1, np.nan, ys)
+    samples = ys + (0 if flat else rng.normal(0, scale / 50, n))
+    lo = ys - abs(rng.normal(0, scale / 20, n))
+    items = [svg.Band(xs, lo, lo + abs(rng.normal(0, scale / 10, n)), "#9467bd"),
+             svg.Line(xs, ys + scale / 100, "#9467bd", 1.0), svg.Line(xs, ys, "#7f7f7f", 1.0, dash="4 3"),
+             svg.Line(xs, ys, "#ff7f0e", 2.0), svg.Dots(xs, samples, "#1f77b4")]
+    compiled = True
+    if seed % 3 == 0:  # rings, as ``graphs._anomaly_dots`` makes them: their own x arrays
+        idx = np.sort(rng.choice(n, min(n, 3), replace=False))
+        items.append(svg.Dots(xs[idx], ys[idx] + scale / 7, svg.RED, r=6.0, open=True))
+        items.append(svg.Dots(xs[idx[:1]], ys[idx[:1]], svg.GREEN, r=6.0, open=True))
+    if seed % 13 == 0:  # a ring beyond the x range would widen the axis: Python draws it
+        items.append(svg.Dots(np.array([xs[0] - 1e6]), np.array([base]), svg.RED, r=6.0, open=True))
+        compiled = False
+    if seed % 17 == 0:  # nothing finite to draw: "no data"
+        items = [svg.Line(xs, np.full(n, np.nan), "#ff7f0e")]
+        compiled = False
+    heights = [a for it in items for a in ((it.lo, it.hi) if isinstance(it, svg.Band) else (it.ys,))]
+    if not np.isfinite(xs).any() or not any(np.isfinite(a).any() for a in heights) \
+            or max(abs(base), scale) * 1.5 >= 1e12:
+        compiled = False
+    legend = [("samples", "#1f77b4"), ("TMA ± 3·TMSD", "#9467bd"), ("a <b>", svg.RED)][: seed % 4]
+    return svg.Chart(f"series {seed} <&>", "Throughput [Mpps]", items, legend), compiled
+
+
+@pytest.mark.parametrize("seed", range(120))
+def test_a_whole_chart_in_one_call_is_the_python_text(seed):
+    """``text_kernel.chart`` writes the document ``render_svg`` writes in Python, byte for byte
+    (its range, margins, ticks and their labels, grid, items and rings), or gives up."""
+    chart, compiled = _whole_chart(seed)
+    want = _python_svg(chart)
+    got = svg._compiled(chart)
+    assert (got is not None) == compiled
+    assert svg.render_svg(chart) == want
+    if got is not None:
+        assert got == want
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.floats(-1e11, 1e11), st.just(math.nan)), min_size=1, max_size=40),
+       st.floats(1e-6, 1e4))
+def test_any_heights_in_one_call(values, spread):
+    """Heights of any sign and size the pages can have (ticks of every step, ties of their labels'
+    rounding, one value, all alike): the one call's text or the Python text, never another."""
+    ys = np.array(values)
+    xs = np.arange(len(ys), dtype=float) * 3600.0
+    chart = svg.Chart("t", "y", [svg.Band(xs, ys - spread, ys + spread, "#111111"), svg.Line(xs, ys, "#222222"),
+                                 svg.Dots(xs, ys, "#333333")], [("samples", "#333333")])
+    got = svg._compiled(chart)
+    want = _python_svg(chart)
+    assert got is None or got == want
+    assert got is not None or not np.isfinite(ys).any() or np.nanmax(np.abs(ys)) + spread >= 1e12 / 1.5
+
+
+def test_the_grid_of_a_chart_in_one_call_by_hand():
+    """Values 17.3-20.6: a margin of 8 % of the range (0.264) each side, 17.036-20.864 over the
+    plot's 232 px (60.6 px a unit); ticks inside it by 1 (``nice_ticks``: 18, 19, 20); the values
+    16 px inside the plot's edges (0.264 / 3.828 of 232)."""
+    xs = np.array([0.0, 86400.0])
+    ys = np.array([17.3, 20.6])
+    got = svg._compiled(svg.Chart("t", "y", [svg.Line(xs, ys, "#222222"), svg.Dots(xs, ys, "#333333")]))
+    assert got is not None
+    assert re.findall(r'text-anchor="end">([^<]*)<', got) == ["18", "19", "20"]
+    assert re.findall(r'<line x1="64" y1="([^"]*)" x2="748"', got) == ["201.6", "141.0", "80.4"]
+    assert 'points="64.0,244.0 748.0,44.0"' in got and 'd="M64.0 244.0h0M748.0 44.0h0"' in got
+
+
+def test_the_chart_call_checks_its_arrays():
+    one = np.zeros(1)
+    args = [b"<svg>", 0, 0, one, np.ones(1, dtype=np.uint8), np.zeros((1, 1)), np.zeros(1, dtype=np.int64),
+            np.zeros(0, dtype=np.uint8), np.zeros((1, 4), dtype=np.int64), one, one,
+            np.array([[1, 0, 0, 0, 0]], dtype=np.int64), np.zeros(0, dtype=np.uint8),
+            np.array([64, 28, 684, 232, 0.0, 1.0, 0.0, 0.0]), np.empty(100000, dtype=np.uint8)]
+    assert kernel.chart(*args) > 0
+    with pytest.raises(ValueError, match="head"):
+        kernel.chart(*[args[0], 9, 0, *args[3:]])
+    with pytest.raises(ValueError, match="columns"):
+        kernel.chart(*args[:5], np.zeros((1, 2)), *args[6:])
+    with pytest.raises(ValueError, match="rings' counts"):
+        kernel.chart(*args[:11], np.array([[2, 0, 0, 0, 0]], dtype=np.int64), *args[12:])
+    with pytest.raises(ValueError, match="whole pixels"):
+        kernel.chart(*args[:13], np.array([64.5, 28, 684, 232, 0.0, 1.0, 0.0, 0.0]), args[14])
+    with pytest.raises(ValueError, match="too small"):
+        kernel.chart(*args[:14], np.empty(10, dtype=np.uint8))
