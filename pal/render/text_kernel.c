@@ -15,7 +15,10 @@
  *   to even. The loop rounds y = |x| * 10**d (one float rounding, 10**d exact for d <= 22), which
  *   gives the same digits whenever the fraction of y is farther from one half than the product's
  *   rounding error: beyond that (a tie, or within a few units in the last place of one), and for
- *   y >= 2**52, it gives up (returns -1) and the caller formats the array in Python.
+ *   y >= 2**52, it writes glibc's printf("%.*f"), which rounds the exact value to nearest, ties to
+ *   even, as Python's "%f" (dtoa's mode 3) does; it gives up (returns -1) for |x| >= 1e16 only,
+ *   and the caller formats the array in Python. (Measured values with three decimals, shown with
+ *   six in Mpps, put a near tie in a third of a year's series: each sent its whole array to Python.)
  * - tenths_pairs, polylines and polygons write coordinates as the lookup of svg._texts does:
  *   rint(v * 10) tenths (rint: half to even, the default rounding mode) for coordinates in
  *   [0, 1000.04); they give up (-1) on anything else (svg formats those with "%.1f"). The two
@@ -59,6 +62,9 @@ static const double POW10[23] = {
 #define MAX_DIGITS 18
 /* 2**52: from here on a double has no fraction to round */
 static const double NO_FRACTION = 4503599627370496.0;
+/* below this, fixed_list writes what it cannot round itself with printf: at most 16 digits before
+ * the point, inside the room its callers give a value (digits + 22 bytes) */
+static const double PRINTED_LIMIT = 1e16;
 /* the relative rounding error of one float multiplication, twice over (a margin): 2**-51 */
 static const double PRODUCT_ERROR = 0x1p-51;
 
@@ -104,6 +110,19 @@ put_text(uint8_t *out, Py_ssize_t cap, Py_ssize_t at, const uint8_t *text, Py_ss
     return at + len;
 }
 
+/* printf's text of the arguments at out[at:]; the end, or TOO_SMALL. */
+static Py_ssize_t
+put_format(uint8_t *out, Py_ssize_t cap, Py_ssize_t at, const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    const int len = vsnprintf((char *)out + at, (size_t)(cap - at), format, args);
+    va_end(args);
+    if (len < 0 || (Py_ssize_t)len >= cap - at)
+        return TOO_SMALL;
+    return at + len;
+}
+
 static Py_ssize_t
 fixed_list_loop(const double *values, Py_ssize_t n, int digits, uint8_t *out, Py_ssize_t cap)
 {
@@ -128,11 +147,16 @@ fixed_list_loop(const double *values, Py_ssize_t n, int digits, uint8_t *out, Py
             continue;
         }
         const double y = fabs(x) * scale;
-        if (!(y < NO_FRACTION))
-            return GIVE_UP;
         const double whole = floor(y);
-        if (fabs((y - whole) - 0.5) <= y * PRODUCT_ERROR)
-            return GIVE_UP; /* a tie, or too near one to tell which side the exact product is on */
+        if (!(y < NO_FRACTION) || fabs((y - whole) - 0.5) <= y * PRODUCT_ERROR) {
+            /* no fraction left to round, a tie, or too near one to tell which side the exact
+             * product is on: printf's text, which rounds the exact value as "%f" does */
+            if (!(fabs(x) < PRINTED_LIMIT))
+                return GIVE_UP;
+            if ((at = put_format(out, cap, at, "%.*f", digits, x)) < 0)
+                return at;
+            continue;
+        }
         const int64_t r = (int64_t)whole + (y - whole > 0.5 ? 1 : 0);
         const int minus = copysign(1.0, x) < 0.0; /* as "%f" writes it, for -0.0 and values rounding to zero too */
         const int64_t units = r / unit;           /* r >= 0: C's division is the floor division */
@@ -470,19 +494,6 @@ nice_ticks_loop(double lo, double hi, double *ticks, int cap)
     return count;
 }
 
-/* printf's text of the arguments at out[at:]; the end, or TOO_SMALL. */
-static Py_ssize_t
-put_format(uint8_t *out, Py_ssize_t cap, Py_ssize_t at, const char *format, ...)
-{
-    va_list args;
-    va_start(args, format);
-    const int len = vsnprintf((char *)out + at, (size_t)(cap - at), format, args);
-    va_end(args);
-    if (len < 0 || (Py_ssize_t)len >= cap - at)
-        return TOO_SMALL;
-    return at + len;
-}
-
 /* The chart's layout and x axis (svg._x_frame): its plot's left, top, width and height in pixels,
  * the x value at its left edge and the pixels per x unit, the finite x values' range. */
 typedef struct {
@@ -724,8 +735,8 @@ PyDoc_STRVAR(fixed_list_doc,
 "fixed_list(values, digits, out)\n--\n\n"
 "``\",\".join(\"%.{digits}f\" % v)`` of the float64 ``values`` (``null`` where not finite) into the\n"
 "uint8 array ``out`` (``len(values) * (digits + 22)`` bytes suffice); its length, or -1 when some\n"
-"value is one whose rounding this loop cannot be sure of (a tie or near one, or\n"
-"``|v| * 10**digits >= 2**52``). ``digits``: 0 to 18.");
+"value is 1e16 or more in size (a value whose rounding the loop cannot be sure of, a tie or near\n"
+"one, is written by printf, which rounds as Python does). ``digits``: 0 to 18.");
 
 static PyObject *
 fixed_list(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
