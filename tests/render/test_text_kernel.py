@@ -421,3 +421,20 @@ def test_the_chart_call_checks_its_arrays():
         kernel.chart(*args[:13], np.array([64.5, 28, 684, 232, 0.0, 1.0, 0.0, 0.0]), args[14])
     with pytest.raises(ValueError, match="too small"):
         kernel.chart(*args[:14], np.empty(10, dtype=np.uint8))
+
+
+@pytest.mark.parametrize("anomalies", [False, True])
+def test_a_group_chart_is_written_by_the_one_call_unless_a_ring_sits_between_its_series(anomalies):
+    """A group graph (each test's trend line and samples over the job's shared times) is a chart
+    of one x array too: the one call writes it, byte for byte as Python does; with the rings of a
+    test between the others' items it is left to Python (same text)."""
+    rng = np.random.default_rng(4)
+    results = [make_result(np.repeat(rng.uniform(9e6, 11e6, 3), 20) + rng.normal(0, 5e4, 60),
+                           (20, 40) if anomalies and i == 1 else (), test_id=f"t{i}") for i in range(4)]
+    seconds = graphs.epoch_seconds(results[0].times)
+    chart = graphs.group_chart("g <1>", results, [seconds] * len(results))
+    got = svg._compiled(chart)
+    assert (got is None) == anomalies
+    assert svg.render_svg(chart) == _python_svg(chart)
+    if got is not None:
+        assert got == _python_svg(chart) and got.count("<polyline") >= 4
