@@ -112,8 +112,9 @@ def fixed_texts(values: Any, digits: int, missing: str = "") -> list[str]:
 
 def _fixed_joined(arr: np.ndarray, digits: int) -> str:
     """``"%.{digits}f"`` of every value of the (non-empty) float64 ``arr``, comma-joined, ``null``
-    where it is not finite: by the compiled loop when it is sure of every rounding, else by one
-    C-level ``%`` of the whole array (which the compiled loop matches byte for byte)."""
+    where it is not finite: by the compiled loop (which prints the values it cannot round itself,
+    ties and near ties, as Python does), else (no kernel, a value of 1e16 or more) by one C-level
+    ``%`` of the whole array (which the compiled loop matches byte for byte)."""
     kernel = text_kernel() if 0 <= digits <= _KERNEL_DIGITS else None
     if kernel is not None:
         out = np.empty(arr.size * (digits + 22), dtype=np.uint8)
