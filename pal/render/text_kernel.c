@@ -123,6 +123,18 @@ put_format(uint8_t *out, Py_ssize_t cap, Py_ssize_t at, const char *format, ...)
     return at + len;
 }
 
+/* "%.{digits}f" of v at out[at:] by printf; the end, TOO_SMALL, or GIVE_UP when printf wrote
+ * anything but a sign, digits and a point (a process whose LC_NUMERIC has a decimal comma). */
+static Py_ssize_t
+put_fixed(uint8_t *out, Py_ssize_t cap, Py_ssize_t at, int digits, double v)
+{
+    const Py_ssize_t end = put_format(out, cap, at, "%.*f", digits, v);
+    for (Py_ssize_t i = at; i < end; i++)
+        if (!((out[i] >= 48 && out[i] <= 57) || out[i] == 46 || out[i] == 45))
+            return GIVE_UP;
+    return end;
+}
+
 static Py_ssize_t
 fixed_list_loop(const double *values, Py_ssize_t n, int digits, uint8_t *out, Py_ssize_t cap)
 {
@@ -153,7 +165,7 @@ fixed_list_loop(const double *values, Py_ssize_t n, int digits, uint8_t *out, Py
              * product is on: printf's text, which rounds the exact value as "%f" does */
             if (!(fabs(x) < PRINTED_LIMIT))
                 return GIVE_UP;
-            if ((at = put_format(out, cap, at, "%.*f", digits, x)) < 0)
+            if ((at = put_fixed(out, cap, at, digits, x)) < 0)
                 return at;
             continue;
         }
@@ -441,8 +453,8 @@ round12(double v)
 {
     char text[64];
     const int len = snprintf(text, sizeof text, "%.12f", v);
-    if (len < 0 || len >= (int)sizeof text)
-        return NAN;
+    if (len < 0 || len >= (int)sizeof text || strchr(text, '.') == NULL)
+        return NAN; /* (no point: a decimal comma's locale; the caller gives up) */
     return strtod(text, NULL);
 }
 
@@ -489,7 +501,9 @@ nice_ticks_loop(double lo, double hi, double *ticks, int cap)
     for (double v = first * step; v <= limit; v += step) {
         if (count >= cap)
             return -1;
-        ticks[count++] = exact ? v : round12(v);
+        ticks[count] = exact ? v : round12(v);
+        if (isnan(ticks[count++]))
+            return -1;
     }
     return count;
 }
@@ -571,11 +585,15 @@ chart_loop(const uint8_t *fixed, Py_ssize_t fixed_len, Py_ssize_t head, Py_ssize
     }
     for (int t = 0; t < nt; t++) {
         const double y = c - (ticks[t] - y0) * sy;
-        at = put_format(out, cap, at,
-                        "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#e5e5e5\"/><text x=\"%d\" "
-                        "y=\"%.1f\" text-anchor=\"end\">%.*f</text>",
-                        f.left, y, f.left + f.pw, y, f.left - 4, y + 4.0, digits, ticks[t]);
-        if (at < 0)
+        if ((at = put_format(out, cap, at, "<line x1=\"%d\" y1=\"", f.left)) < 0
+            || (at = put_fixed(out, cap, at, 1, y)) < 0
+            || (at = put_format(out, cap, at, "\" x2=\"%d\" y2=\"", f.left + f.pw)) < 0
+            || (at = put_fixed(out, cap, at, 1, y)) < 0
+            || (at = put_format(out, cap, at, "\" stroke=\"#e5e5e5\"/><text x=\"%d\" y=\"", f.left - 4)) < 0
+            || (at = put_fixed(out, cap, at, 1, y + 4.0)) < 0
+            || (at = put_format(out, cap, at, "\" text-anchor=\"end\">")) < 0
+            || (at = put_fixed(out, cap, at, digits, ticks[t])) < 0
+            || (at = put_format(out, cap, at, "</text>")) < 0)
             return at;
     }
     if ((at = put_text(out, cap, at, fixed + head, middle)) < 0)
