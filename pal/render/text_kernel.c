@@ -729,6 +729,26 @@ at_least(const char *func, const char *name, Py_buffer *view, Py_ssize_t n, cons
     return -1;
 }
 
+/* The rows drawn over xs (drawn_items, chart): ys one column per x, okx as long as xs, a kind
+ * and four bounds per row; 0, or -1 with ValueError set. */
+static int
+check_rows(const char *func, Py_buffer *xs, Py_buffer *okx, Py_buffer *ys, Py_buffer *kinds, Py_buffer *bounds)
+{
+    const Py_ssize_t n = length(xs), rows = ys->shape[0];
+    if (ys->shape[1] != n) {
+        PyErr_Format(PyExc_ValueError, "%s: ys has %zd columns, not len(xs) (%zd)", func, ys->shape[1], n);
+        return -1;
+    }
+    if (bounds->shape[1] != 4) {
+        PyErr_Format(PyExc_ValueError, "%s: bounds has %zd columns, not 4", func, bounds->shape[1]);
+        return -1;
+    }
+    if (at_least(func, "okx", okx, n, "xs") < 0 || at_least(func, "kinds", kinds, rows, "the rows of ys") < 0
+        || at_least(func, "bounds", bounds, rows, "the rows of ys") < 0)
+        return -1;
+    return 0;
+}
+
 /* The loop's result as Python's: its length, -1 (a refusal), or an exception. */
 static PyObject *
 result(const char *func, Py_ssize_t got)
@@ -912,16 +932,7 @@ drawn_items(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     }
     const Py_ssize_t n = length(xs), rows = ys->shape[0];
-    if (ys->shape[1] != n) {
-        PyErr_Format(PyExc_ValueError, "%s: ys has %zd columns, not len(xs) (%zd)", func, ys->shape[1], n);
-        goto fail;
-    }
-    if (bounds->shape[1] != 4) {
-        PyErr_Format(PyExc_ValueError, "%s: bounds has %zd columns, not 4", func, bounds->shape[1]);
-        goto fail;
-    }
-    if (at_least(func, "okx", okx, n, "xs") < 0 || at_least(func, "kinds", kinds, rows, "the rows of ys") < 0
-        || at_least(func, "bounds", bounds, rows, "the rows of ys") < 0)
+    if (check_rows(func, xs, okx, ys, kinds, bounds) < 0)
         goto fail;
     Py_ssize_t got;
     Py_BEGIN_ALLOW_THREADS
@@ -981,17 +992,11 @@ chart(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
                      head, middle, fixed->len);
         goto fail;
     }
-    if (ys->shape[1] != n) {
-        PyErr_Format(PyExc_ValueError, "%s: ys has %zd columns, not len(xs) (%zd)", func, ys->shape[1], n);
+    if (rings->shape[1] != 5) {
+        PyErr_Format(PyExc_ValueError, "%s: rings has %zd columns, not 5", func, rings->shape[1]);
         goto fail;
     }
-    if (bounds->shape[1] != 4 || rings->shape[1] != 5) {
-        PyErr_Format(PyExc_ValueError, "%s: bounds must have 4 columns and rings 5", func);
-        goto fail;
-    }
-    if (at_least(func, "okx", okx, n, "xs") < 0 || at_least(func, "kinds", kinds, rows, "the rows of ys") < 0
-        || at_least(func, "bounds", bounds, rows, "the rows of ys") < 0
-        || at_least(func, "frame", frame, 8, "its eight numbers") < 0)
+    if (check_rows(func, xs, okx, ys, kinds, bounds) < 0 || at_least(func, "frame", frame, 8, "its eight numbers") < 0)
         goto fail;
     Py_ssize_t m = 0;
     for (Py_ssize_t r = 0; r < nrings; r++) {
