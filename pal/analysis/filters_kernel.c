@@ -15,9 +15,10 @@
  * is the NumPy form's, in its order (the cumulative sums are sequential in both; no fast-math,
  * no fused multiply-add); the winner is np.argmax's: the first largest z in row-major
  * (length, start) order, or the first NaN when a z is NaN (a series holding inf). The medians
- * of run_noise sort with the quicksort numba's np.sort ran (median of three, insertion sort
- * under 16 elements, NaN last), so even the order of -0.0 and 0.0 is the one it had; the mean
- * of the two middle values of an even count is (a + b) / 2.0, as filters._median has it. The
+ * of run_noise are selected with the partitions of the quicksort numba's np.sort ran (median of
+ * three, insertion sort under 16 elements, NaN last): the values a sort puts in the middle (a
+ * -0.0 may stand for a 0.0, which the noise does not see); the mean of the two middle values of
+ * an even count is (a + b) / 2.0, as filters._median has it. The
  * NumPy forms stay in filters as the fallback when this module is missing and as the tests'
  * reference.
  *
@@ -136,7 +137,7 @@ scan_windows(const double *cs, int64_t n, double sigma, const int64_t *lengths, 
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* The noise: numba's np.sort (its quicksort, NaN last), the median, MAD of first differences */
+/* The noise: the MAD of first differences, medians in the order of numba's np.sort (NaN last) */
 
 static inline int
 lt_float(double a, double b)
@@ -197,57 +198,44 @@ partition(double *A, Py_ssize_t low, Py_ssize_t high)
     return i;
 }
 
+/* under this many values a part is finished by insertion sort (numba's quicksort's threshold) */
 #define SMALL_QUICKSORT 15
-#define MAX_STACK 100
 
-/* numba.misc.quicksort's run_quicksort1 on a float array, in place. */
+/* A[k] made the value a sort of A[0 .. n-1] (lt_float's order) puts there, none of A[0 .. k-1]
+ * after it: quicksort's partitions, into the side that holds k only (Hoare's selection). */
 static void
-quicksort(double *A, Py_ssize_t n)
+select_kth(double *A, Py_ssize_t n, Py_ssize_t k)
 {
-    Py_ssize_t lows[MAX_STACK], highs[MAX_STACK];
-    int sn = 1;
-    if (n < 2)
-        return;
-    lows[0] = 0;
-    highs[0] = n - 1;
-    while (sn > 0) {
-        sn--;
-        Py_ssize_t low = lows[sn], high = highs[sn];
-        while (high - low >= SMALL_QUICKSORT) {
-            Py_ssize_t i = partition(A, low, high);
-            /* push the larger part (depth <= log2(n): MAX_STACK is never reached) */
-            if (high - i > i - low) {
-                if (high > i && sn < MAX_STACK) {
-                    lows[sn] = i + 1;
-                    highs[sn] = high;
-                    sn++;
-                }
-                high = i - 1;
-            }
-            else {
-                if (i > low && sn < MAX_STACK) {
-                    lows[sn] = low;
-                    highs[sn] = i - 1;
-                    sn++;
-                }
-                low = i + 1;
-            }
-        }
-        insertion_sort(A, low, high);
+    Py_ssize_t low = 0, high = n - 1;
+    while (high - low >= SMALL_QUICKSORT) {
+        const Py_ssize_t i = partition(A, low, high);
+        if (i == k)
+            return;
+        if (k < i)
+            high = i - 1;
+        else
+            low = i + 1;
     }
+    insertion_sort(A, low, high);
 }
 
-/* filters._median of x[0 .. n-1] (n >= 1): the middle of its sorted copy (sorted in s), or the
- * mean of the two middle ones. */
+/* filters._median of x[0 .. n-1] (n >= 1): the middle of its sorted copy, or the mean of the two
+ * middle ones; the order statistics selected in s, not the copy sorted (a third of a series'
+ * noise estimate was its two sorts). A selection may leave a -0.0 where the sort left a 0.0 (they
+ * compare equal): the noise does not see it (|d - med| and the median of those are the same). */
 static inline double
 median_of(const double *x, Py_ssize_t n, double *s)
 {
     memcpy(s, x, (size_t)n * sizeof(double));
-    quicksort(s, n);
-    Py_ssize_t h = n / 2;
+    const Py_ssize_t h = n / 2;
+    select_kth(s, n, h);
     if (n % 2)
         return s[h];
-    return (s[h - 1] + s[h]) / 2.0;
+    double below = s[0]; /* the largest of s[0 .. h-1]: the sort's s[h - 1] */
+    for (Py_ssize_t i = 1; i < h; i++)
+        if (lt_float(below, s[i]))
+            below = s[i];
+    return (below + s[h]) / 2.0;
 }
 
 /* filters.run_noise of m >= 3 valid, finite values v; d and s: scratch of m - 1 doubles. */

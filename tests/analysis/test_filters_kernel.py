@@ -104,6 +104,30 @@ def test_noise_and_isolated_runs_equal_the_numpy_forms(monkeypatch):
     assert found > 1500 and isolated > 300 and left > 100
 
 
+@pytest.mark.parametrize("n", [3, 4, 16, 17, 40, 41, 365])
+def test_the_selected_medians_are_the_sorted_ones(monkeypatch, n):
+    """The kernel selects its medians (no sort): plateaus of equal values, signed zeros (0.0 and
+    -0.0 compare equal; which of them a selection leaves in the middle differs from a sort's),
+    even and odd counts and values far apart give the NumPy form's noise to the bit."""
+    rng = np.random.default_rng(n)
+    for trial in range(60):
+        kind = trial % 4
+        if kind == 0:  # a few levels, each held for runs: many zero differences
+            x = np.repeat(rng.choice([-1.0, 0.0, 2.5], n // 3 + 1), 3)[:n]
+        elif kind == 1:  # zeros of both signs among a few values
+            x = rng.choice([0.0, -0.0, 1.0, -1.0], n)
+        elif kind == 2:  # values of every magnitude
+            x = rng.normal(0, 1, n) * 10.0 ** rng.integers(-3, 12, n)
+        else:  # rounded measurements: ties in the differences
+            x = np.round(rng.normal(1e6, 10, n))
+        monkeypatch.setattr(filters, "USE_COMPILED", True)
+        got = filters.run_noise(x), filters.isolated_runs(x)
+        monkeypatch.setattr(filters, "USE_COMPILED", False)
+        ref = filters.run_noise(x), filters.isolated_runs(x)
+        assert got[0] == ref[0] or (math.isnan(got[0]) and math.isnan(ref[0])), (n, trial)
+        assert got[1] == ref[1], (n, trial)
+
+
 @pytest.mark.parametrize("confirm_runs", [1, 3])
 def test_alertable_changes_do_not_depend_on_the_path(monkeypatch, confirm_runs):
     det = MdlDetector()
