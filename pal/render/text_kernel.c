@@ -221,6 +221,16 @@ typedef struct {
     Py_ssize_t len;
 } Text;
 
+/* pre x mid y post (the numbers in tenths) at out[at:]; the end, or below zero. */
+static inline Py_ssize_t
+put_pair(uint8_t *out, Py_ssize_t cap, Py_ssize_t at, Text pre, double x, Text mid, double y, Text post)
+{
+    if ((at = put_text(out, cap, at, pre.p, pre.len)) < 0 || (at = put_tenths(out, cap, at, x)) < 0
+        || (at = put_text(out, cap, at, mid.p, mid.len)) < 0 || (at = put_tenths(out, cap, at, y)) < 0)
+        return at;
+    return put_text(out, cap, at, post.p, post.len);
+}
+
 static Py_ssize_t
 tenths_pairs_loop(const double *flat, Py_ssize_t n, Text pre, Text mid, Text post, Text between,
                   uint8_t *out, Py_ssize_t cap)
@@ -229,15 +239,7 @@ tenths_pairs_loop(const double *flat, Py_ssize_t n, Text pre, Text mid, Text pos
     for (Py_ssize_t i = 0; i < n - 1; i += 2) {
         if (i && (at = put_text(out, cap, at, between.p, between.len)) < 0)
             return at;
-        if ((at = put_text(out, cap, at, pre.p, pre.len)) < 0)
-            return at;
-        if ((at = put_tenths(out, cap, at, flat[i])) < 0)
-            return at;
-        if ((at = put_text(out, cap, at, mid.p, mid.len)) < 0)
-            return at;
-        if ((at = put_tenths(out, cap, at, flat[i + 1])) < 0)
-            return at;
-        if ((at = put_text(out, cap, at, post.p, post.len)) < 0)
+        if ((at = put_pair(out, cap, at, pre, flat[i], mid, flat[i + 1], post)) < 0)
             return at;
     }
     return at;
@@ -508,6 +510,19 @@ nice_ticks_loop(double lo, double hi, double *ticks, int cap)
     return count;
 }
 
+/* [*lo, *hi] widened to the finite values of v[0 .. n-1]. */
+static void
+widen(const double *v, Py_ssize_t n, double *lo, double *hi)
+{
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (isfinite(v[i])) {
+            if (v[i] < *lo)
+                *lo = v[i];
+            if (v[i] > *hi)
+                *hi = v[i];
+        }
+}
+
 /* The chart's layout and x axis (svg._x_frame): its plot's left, top, width and height in pixels,
  * the x value at its left edge and the pixels per x unit, the finite x values' range. */
 typedef struct {
@@ -530,29 +545,14 @@ chart_loop(const uint8_t *fixed, Py_ssize_t fixed_len, Py_ssize_t head, Py_ssize
 {
     /* the heights' range: every finite value drawn, the rings' too (render_svg's ycat) */
     double lo = INFINITY, hi = -INFINITY;
-    for (Py_ssize_t i = 0; i < rows * n; i++) {
-        const double v = ys[i];
-        if (isfinite(v)) {
-            if (v < lo)
-                lo = v;
-            if (v > hi)
-                hi = v;
-        }
-    }
+    widen(ys, rows * n, &lo, &hi);
     Py_ssize_t m = 0;
     for (Py_ssize_t r = 0; r < nrings; r++)
         m += rings[5 * r];
-    for (Py_ssize_t j = 0; j < m; j++) {
-        const double v = ry[j], x = rx[j];
-        if (isfinite(x) && !(f.xmin <= x && x <= f.xmax))
+    for (Py_ssize_t j = 0; j < m; j++)
+        if (isfinite(rx[j]) && !(f.xmin <= rx[j] && rx[j] <= f.xmax))
             return GIVE_UP; /* a ring beyond the x array's range would widen the axis: Python draws it */
-        if (isfinite(v)) {
-            if (v < lo)
-                lo = v;
-            if (v > hi)
-                hi = v;
-        }
-    }
+    widen(ry, m, &lo, &hi);
     if (!(lo <= hi))
         return GIVE_UP; /* nothing finite to draw: "no data" */
     double pad = (hi - lo) * 0.08;
@@ -613,11 +613,8 @@ chart_loop(const uint8_t *fixed, Py_ssize_t fixed_len, Py_ssize_t head, Py_ssize
             const double x = rx[j], v = ry[j];
             if (!(isfinite(x) && isfinite(v)))
                 continue;
-            if ((at = put_text(out, cap, at, pre.p, pre.len)) < 0
-                || (at = put_tenths(out, cap, at, (double)f.left + (x - f.x0) * f.sx)) < 0
-                || (at = put_text(out, cap, at, mid.p, mid.len)) < 0
-                || (at = put_tenths(out, cap, at, c - (v - y0) * sy)) < 0
-                || (at = put_text(out, cap, at, post.p, post.len)) < 0)
+            if ((at = put_pair(out, cap, at, pre, (double)f.left + (x - f.x0) * f.sx, mid, c - (v - y0) * sy,
+                               post)) < 0)
                 return at;
         }
     }
