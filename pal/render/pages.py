@@ -160,10 +160,6 @@ def group_label(key: tuple[str, str, str]) -> str:
     return " ".join(p for p in (topo, nic, area) if p)
 
 
-def svg_height(chart: svg.Chart) -> int:
-    return chart.height + 16 * math.ceil(len(chart.legend) / 2)
-
-
 @dataclass(frozen=True)
 class Axis:
     """The time axis of the series of a job: its labels (``graphs.time_labels``), as JSON too,

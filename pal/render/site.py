@@ -66,7 +66,6 @@ from pal.render.pages import (
     group_label,
     misaligned,
     series_key_text,
-    svg_height,
 )
 from pal.report import RunReport
 from pal.spec import Spec
@@ -570,7 +569,7 @@ def _write_group(files: SiteFiles, previous: Path, pages: Pages, task: GroupTask
         graphs_ctx.append({
             "title": title,
             "svg": name,
-            "height": svg_height(chart),
+            "height": svg.total_height(chart),
             "slugs": [slugs[id(m)] for m in members],
             "members": [{"slug": slugs[id(m)], "name": short_name(m.key, str(m.attrs.get("nic") or "")),
                          "verdict": m.verdict} for m in members],
@@ -713,7 +712,7 @@ def _write_jobs(files: SiteFiles, previous: Path | None, pages: Pages, jobs: lis
                 for b in stats.build_rows(df)]
         html = pages.render("stats.html", "../", f"Statistics of {job}", ["../static/pal.js"], job=job,
                             csv_name=f"{js}.csv", svg_tests=f"stats-{js}-tests.svg",
-                            svg_duration=f"stats-{js}-duration.svg", svg_height=svg_height(tests_chart), rows=rows)
+                            svg_duration=f"stats-{js}-duration.svg", svg_height=svg.total_height(tests_chart), rows=rows)
         files.write_text(f"stats/{js}.html", html)
 
 

@@ -130,6 +130,11 @@ def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
 LEFT, RIGHT, TOP = 64, 12, 28
 
 
+def total_height(chart: Chart) -> int:
+    """The document's height in pixels: the chart's and its legend's rows (two entries a row)."""
+    return chart.height + 16 * math.ceil(len(chart.legend) / 2)
+
+
 def render_svg(chart: Chart) -> str:
     """The chart as a standalone SVG document (deterministic text): written by one compiled call
     when its items allow (``_compiled``: a drill-down's chart), else here (``_drawn``); the same
@@ -142,8 +147,7 @@ def _drawn(chart: Chart) -> str:
     """``render_svg`` in Python (the reference ``_compiled`` is tested against)."""
     w, h = chart.width, chart.height
     left, top = LEFT, TOP
-    legend_rows = math.ceil(len(chart.legend) / 2)
-    total_h = h + 16 * legend_rows
+    total_h = total_height(chart)
     pw, ph = w - left - RIGHT, h - top - 40
 
     xs_all, ys_all = [], []
@@ -285,7 +289,7 @@ def _compiled(chart: Chart) -> str | None:
     if frame is None:
         return None
     kinds, texts, bounds = _markup(tuple(_pieces(it) for it in items[:k]))
-    head = (_opening(w, h + 16 * math.ceil(len(chart.legend) / 2), chart.title)
+    head = (_opening(w, total_height(chart), chart.title)
             + _plot_frame(LEFT, TOP, pw, ph)).encode()
     middle = (frame.axis + _y_title(TOP, ph, chart.y_title)).encode()
     fixed = head + middle + (_legend(tuple(map(tuple, chart.legend)), LEFT, pw, h) + "</svg>\n").encode()
