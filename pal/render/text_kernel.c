@@ -746,6 +746,14 @@ check_rows(const char *func, Py_buffer *xs, Py_buffer *okx, Py_buffer *ys, Py_bu
     return 0;
 }
 
+/* An integer argument into *v; 0, or -1 with an exception set. */
+static int
+get_ssize(PyObject *arg, Py_ssize_t *v)
+{
+    *v = PyNumber_AsSsize_t(arg, PyExc_OverflowError);
+    return *v == -1 && PyErr_Occurred() ? -1 : 0;
+}
+
 /* The loop's result as Python's: its length, -1 (a refusal), or an exception. */
 static PyObject *
 result(const char *func, Py_ssize_t got)
@@ -779,8 +787,8 @@ fixed_list(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     static const char *func = "fixed_list";
     if (check_args(func, nargs, 3) < 0)
         return NULL;
-    Py_ssize_t digits = PyNumber_AsSsize_t(args[1], PyExc_OverflowError);
-    if (digits == -1 && PyErr_Occurred())
+    Py_ssize_t digits;
+    if (get_ssize(args[1], &digits) < 0)
         return NULL;
     if (digits < 0 || digits > MAX_DIGITS)
         return PyErr_Format(PyExc_ValueError, "%s: digits must be 0 to %d, not %zd", func, MAX_DIGITS, digits);
@@ -962,11 +970,8 @@ chart(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     static const char *func = "chart";
     if (check_args(func, nargs, 15) < 0)
         return NULL;
-    const Py_ssize_t head = PyNumber_AsSsize_t(args[1], PyExc_OverflowError);
-    if (head == -1 && PyErr_Occurred())
-        return NULL;
-    const Py_ssize_t middle = PyNumber_AsSsize_t(args[2], PyExc_OverflowError);
-    if (middle == -1 && PyErr_Occurred())
+    Py_ssize_t head, middle;
+    if (get_ssize(args[1], &head) < 0 || get_ssize(args[2], &middle) < 0)
         return NULL;
     Held h = {.held = 0};
     Py_buffer *fixed, *xs, *okx, *ys, *kinds, *texts, *bounds, *rx, *ry, *rings, *rtexts, *frame, *out;
