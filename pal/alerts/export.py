@@ -42,6 +42,7 @@ import pyarrow.parquet as pq
 from pal import csvtext
 from pal.model import SeriesResult
 from pal.atomic import TMP_MARK, write_atomic, write_files_atomic
+from pal.digest import data_hasher
 from pal.memory import release_memory
 
 log = logging.getLogger("pal")
@@ -375,11 +376,11 @@ class _JobRows:
 
     def digest(self, lo: int, hi: int, facts: tuple[object, object], version: bytes) -> str:
         """Of every value in the rows ``lo:hi`` (one build): texts, times, values, build facts."""
-        h = hashlib.sha1(version)
+        h = data_hasher(version)
         h.update(json.dumps([self.job, int(self.build[lo]) if hi > lo else None, *facts], default=str).encode())
         for arr in (self._sdigest[self.series[lo:hi]], self.time[lo:hi].view(np.int64), self.value[lo:hi],
                     self.stdev[lo:hi]):
-            h.update(np.ascontiguousarray(arr).tobytes())
+            h.update(np.ascontiguousarray(arr))
         return h.hexdigest()
 
     def frame(self, spans: list[tuple[int, int, int]], facts: dict[tuple[str, int], tuple[object, object]]) -> pd.DataFrame:

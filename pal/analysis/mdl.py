@@ -44,7 +44,6 @@ with no positive one are refused.
 
 from __future__ import annotations
 
-import hashlib
 import math
 from dataclasses import dataclass
 from numbers import Real
@@ -53,6 +52,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from pal import compiled
+from pal.digest import arrays_digest
 from pal.errors import PalError
 
 __all__ = ["Group", "MdlSaved", "MdlState", "MdlInputError", "classify", "group_bits"]
@@ -140,10 +140,7 @@ def _saved_from(count: int, digest: bytes, max_value: float, unit: float, unit_a
 
 
 def _runs_digest(r_n: np.ndarray, r_avg: np.ndarray, r_sd: np.ndarray) -> bytes:
-    h = hashlib.blake2b(digest_size=16)
-    for a in (r_n, r_avg, r_sd):
-        h.update(np.ascontiguousarray(a).view(np.uint8))
-    return h.digest()
+    return arrays_digest((r_n, r_avg, r_sd))
 
 
 # ---------------------------------------------------------------------------

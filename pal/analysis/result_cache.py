@@ -55,6 +55,7 @@ import pyarrow as pa
 
 from pal.analysis.series import SeriesInput
 from pal.atomic import is_temp, write_bytes_atomic
+from pal.digest import data_hasher
 from pal.model import Change, Compliance, SearchStates, SeriesKey, SeriesResult, TrendGroup
 from pal.spec import Spec
 from pal.window import JobWindow, Plan, Slides, plan
@@ -95,13 +96,13 @@ def job_digest(series: list[SeriesInput], single_testbed: bool) -> str:
     """The digest of what ``analyse_one`` reads of one job's series (their test sets' settings
     aside), in their order."""
     texts = [f"{int(single_testbed)}"]
-    h = hashlib.sha1()
+    h = data_hasher()
     for s in series:
         b, t, v, e = s.builds, s.times, s.values, s.stdevs
         texts.append(f"{s.test_set}\0{s.key.job}\0{s.key.test_id}\0{s.key.metric}\0{s.trials is not None}\0"
                      f"{b.dtype.str}{len(b)} {t.dtype.str}{len(t)} {v.dtype.str}{len(v)} {e.dtype.str}{len(e)}")
         for a in (b, t, v, e):
-            h.update(np.ascontiguousarray(a).view(np.uint8))
+            h.update(np.ascontiguousarray(a))
         if s.trials is not None:
             h.update(pickle.dumps(s.trials, protocol=5))
     h.update("\n".join(texts).encode())

@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pal import csvtext
+from pal.digest import data_hasher
 from pal.model import SeriesResult
 from pal.render.buildinfo import BuildIndex
 from pal.render.escape import csv_cell
@@ -143,8 +144,8 @@ def job_csv_file(job: str, results: list[SeriesResult], facts: BuildIndex,
 
 def _row_digest(head: str, values: np.ndarray) -> str:
     """A row's digest: its build, date and version cells and its values' bytes (NaN for a missing one)."""
-    h = hashlib.blake2b(head.encode("utf-8"), digest_size=16)
-    h.update(values.data)  # (a row of a C-ordered matrix: contiguous, hashed in place)
+    h = data_hasher(head.encode("utf-8"))
+    h.update(values)  # (a row of a C-ordered matrix: contiguous, hashed in place)
     return h.hexdigest()
 
 

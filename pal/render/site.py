@@ -48,6 +48,7 @@ from pal.libc import function
 from pal.memory import use_sparse_gc
 from pal.analysis import bands as bands_module
 from pal.atomic import swap_dirs
+from pal.digest import data_hasher
 from pal.model import AlertView, SeriesKey, SeriesResult
 from pal.render import dashboard, graphs, stats, svg
 from pal.render.buildinfo import BuildIndex
@@ -640,9 +641,9 @@ def page_content(r: SeriesResult) -> bytes:
     the spec's texts). Made where the series is analysed (``pal.analysis.series.AnalysisAhead``):
     a daily run's 6,000 took the run's process 0.3 s between the analysis and the drawing, the
     render's worker idle."""
-    h = hashlib.sha1()
+    h = data_hasher()
     for arr in (r.builds, r.times, r.values, r.stdevs, r.trend, *(r.bands[k] for k in sorted(r.bands))):
-        h.update(np.ascontiguousarray(arr).tobytes())
+        h.update(np.ascontiguousarray(arr))
     comp = r.compliance
     h.update(_TEXTS.encode([[(c.index, c.kind, c.detector, c.first_bad_build, c.last_good_build) for c in r.changes],
                             sorted(r.bands), r.detector, r.verdict, r.direction, r.attrs,
