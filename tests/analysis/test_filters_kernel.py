@@ -181,6 +181,66 @@ def test_noise_medians_by_hand(monkeypatch):
     assert kernel.run_noise(np.array([np.nan, 1.0, np.nan, 2.0]))[0] is True  # two valid runs: NaN, done
 
 
+def window_cases(seed: int, count: int):
+    """Series of 20-420 runs, the lengths of a year's window and more, for the window scans:
+    noise, values rounded to a few levels (many equal z: the first must win), constants (every
+    z 0), a level that moves for tens of runs and comes back, an inf (NaN z), sigma 0 (0/0)."""
+    rng = np.random.default_rng(seed)
+    for _ in range(count):
+        n = int(rng.integers(20, 420))
+        x = rng.normal(6.5e6, 1.5e5, n)
+        kind = rng.random()
+        if kind < 0.25:
+            x = np.round(x / 1e5) * 1e5
+        elif kind < 0.3:
+            x[:] = 6.5e6
+        elif kind < 0.35:
+            x[int(rng.integers(0, n))] = np.inf
+        elif kind < 0.7:
+            a = int(rng.integers(0, n // 2))
+            x[a:a + int(rng.integers(11, 60))] -= rng.normal(0.0, 4e5)
+        sigma = float(rng.choice([filters.run_noise(x), 1.5e5, 1.0, 0.0]))
+        yield x, sigma, int(rng.choice([0, 3, 8, 8, 16]))
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("level", ["scalar", "avx2"])
+def test_window_scans_equal_the_numpy_forms_at_each_vector_level(level):
+    """The AVX2 form (four starts an instruction; the lanes' first largest z merged by value, then
+    by row and start) gives the scalar loop's z, start and end, ties and NaN included."""
+    before = kernel._simd()
+    try:
+        kernel._simd(level)
+    except ValueError:
+        pytest.skip(f"this CPU has no {level}")
+    try:
+        won = 0
+        for x, sigma, min_runs in window_cases(3, 800):
+            got = kernel.best_window(x, sigma, min_runs, filters._WINDOW_LENGTHS)
+            assert same(got, filters._best_window_numpy(x, sigma, min_runs)), (x, sigma, min_runs)
+            got_e = kernel.best_excursion(x, sigma, *filters.EXCURSION_RUNS)
+            assert same(got_e, filters._best_excursion_numpy(x, sigma, filters.EXCURSION_RUNS)), (x, sigma)
+            won += got[1] > min_runs + 4  # a winner a block of four starts could have held
+        assert won > 200
+    finally:
+        kernel._simd(before)
+
+
+def test_window_scans_tie_across_lanes_by_hand():
+    """A constant series: every z is 0, so the first window of the first row wins (a lane's and the
+    tail's equal z are merged by row, then start); one raised run: the windows holding it tie
+    within a row, the earliest start wins."""
+    x = np.full(200, 7.0)
+    lengths = filters._WINDOW_LENGTHS
+    assert kernel.best_window(x, 1.0, 8, lengths) == (0.0, 8, 8 + int(lengths[0])) \
+        == filters._best_window_numpy(x, 1.0, 8)
+    y = x.copy()
+    y[100] = 8.0  # every window of a length holding run 100 has the same z
+    got = kernel.best_window(y, 1.0, 8, lengths)
+    assert got == filters._best_window_numpy(y, 1.0, 8)
+    assert got[1] == 100 - int(lengths[0]) + 1 and got[2] - got[1] == int(lengths[0])
+
+
 def test_long_series_equal_the_numpy_forms(monkeypatch):
     """A series longer than the kernel's stack scratch (its heap path): a 3000-run level of
     10e6 with a shift, a one-run spike and gaps."""
