@@ -103,30 +103,43 @@ prefix(const double *x, Py_ssize_t n, double *cs)
  * .. last - 1 for every row; a window counts where its end is at most keep_end (else its z is 0,
  * as np.where has it). Sets (*z, *at, *size). (scan_windows: the AVX2 form where the CPU has it,
  * this loop otherwise and wherever a z is NaN.) */
+/* sigma * sqrt(1/length + 1/rest): a row's divisor of |inside - outside| (both scans). */
+static inline double
+row_scale(double sigma, int64_t length, int64_t rest)
+{
+    return sigma * sqrt(1.0 / (double)length + 1.0 / (double)rest);
+}
+
+/* One window's z (0 when it ends past keep_end), the NumPy form's operations in its order. */
+static inline double
+window_z(const double *cs, int64_t n, int64_t a, int64_t length, int64_t rest, double scale, int64_t keep_end)
+{
+    int64_t end = a + length;
+    if (end > keep_end)
+        return 0.0;
+    double inside = (cs[end] - cs[a]) / (double)length;
+    double outside = (cs[n] - cs[end] + cs[a]) / (double)rest;
+    return fabs(inside - outside) / scale;
+}
+
 static void
 scan_windows_scalar(const double *cs, int64_t n, double sigma, const int64_t *lengths, Py_ssize_t count,
-             int64_t first, int64_t last, int64_t keep_end, double *z_out, int64_t *at_out,
-             int64_t *size_out)
+                    int64_t first, int64_t last, int64_t keep_end, double *z_out, int64_t *at_out,
+                    int64_t *size_out)
 {
     double best = -INFINITY;
     int64_t at = -1, size = -1;
     for (Py_ssize_t r = 0; r < count; r++) {
         int64_t length = lengths[r];
         int64_t rest = n - length;
-        double scale = sigma * sqrt(1.0 / (double)length + 1.0 / (double)rest);
+        double scale = row_scale(sigma, length, rest);
         for (int64_t a = first; a < last; a++) {
-            int64_t end = a + length;
-            double z = 0.0;
-            if (end <= keep_end) {
-                double inside = (cs[end] - cs[a]) / (double)length;
-                double outside = (cs[n] - cs[end] + cs[a]) / (double)rest;
-                z = fabs(inside - outside) / scale;
-                if (isnan(z)) {
-                    *z_out = z;
-                    *at_out = a;
-                    *size_out = length;
-                    return;
-                }
+            double z = window_z(cs, n, a, length, rest, scale, keep_end);
+            if (isnan(z)) {
+                *z_out = z;
+                *at_out = a;
+                *size_out = length;
+                return;
             }
             if (z > best) {
                 best = z;
@@ -170,7 +183,7 @@ scan_windows_avx2(const double *cs, int64_t n, double sigma, const int64_t *leng
     for (Py_ssize_t r = 0; r < count; r++) {
         int64_t length = lengths[r];
         int64_t rest = n - length;
-        double scale = sigma * sqrt(1.0 / (double)length + 1.0 / (double)rest);
+        double scale = row_scale(sigma, length, rest);
         const __m256d vlen = _mm256_set1_pd((double)length), vrest = _mm256_set1_pd((double)rest);
         const __m256d vscale = _mm256_set1_pd(scale);
         const __m256i vr = _mm256_set1_epi64x((int64_t)r);
@@ -192,15 +205,9 @@ scan_windows_avx2(const double *cs, int64_t n, double sigma, const int64_t *leng
             va = _mm256_add_epi64(va, four);
         }
         for (; a < last; a++) { /* the row's other starts: the scalar loop's steps */
-            int64_t e = a + length;
-            double z = 0.0;
-            if (e <= keep_end) {
-                double inside = (cs[e] - cs[a]) / (double)length;
-                double outside = (cs[n] - cs[e] + cs[a]) / (double)rest;
-                z = fabs(inside - outside) / scale;
-                if (isnan(z))
-                    return 0;
-            }
+            double z = window_z(cs, n, a, length, rest, scale, keep_end);
+            if (isnan(z))
+                return 0;
             if (z > tail) {
                 tail = z;
                 tail_a = a;
@@ -806,29 +813,20 @@ PyDoc_STRVAR(simd_doc,
 "raises ValueError. Not for use while another thread runs the kernel.");
 
 static PyObject *
-simd_py(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+simd_py(PyObject *module, PyObject *args)
 {
     (void)module;
-    if (nargs > 1) {
-        PyErr_Format(PyExc_TypeError, "_simd() takes at most 1 argument (%zd given)", nargs);
+    const char *name = NULL;
+    if (!PyArg_ParseTuple(args, "|z:_simd", &name))
         return NULL;
-    }
-    if (nargs == 1 && args[0] != Py_None) {
-        const char *name = PyUnicode_Check(args[0]) ? PyUnicode_AsUTF8(args[0]) : NULL;
-        if (name == NULL) {
-            if (!PyErr_Occurred())
-                PyErr_SetString(PyExc_TypeError, "_simd() level must be a str");
-            return NULL;
-        }
-        if (strcmp(name, "scalar") == 0)
-            use_avx2 = 0;
-        else if (strcmp(name, "avx2") == 0 && simd_best)
-            use_avx2 = 1;
-        else {
-            PyErr_Format(PyExc_ValueError, "level %R is not one of this CPU's ('%s' at most)", args[0],
+    if (name != NULL) {
+        int level = strcmp(name, "avx2") == 0 ? 1 : strcmp(name, "scalar") == 0 ? 0 : -1;
+        if (level < 0 || level > simd_best) {
+            PyErr_Format(PyExc_ValueError, "level '%s' is not one of this CPU's ('%s' at most)", name,
                          simd_best ? "avx2" : "scalar");
             return NULL;
         }
+        use_avx2 = level;
     }
     return PyUnicode_FromString(use_avx2 ? "avx2" : "scalar");
 }
@@ -839,7 +837,7 @@ static PyMethodDef methods[] = {
     {"best_window", (PyCFunction)(void (*)(void))best_window, METH_FASTCALL, best_window_doc},
     {"run_noise", (PyCFunction)(void (*)(void))run_noise, METH_FASTCALL, run_noise_doc},
     {"isolated_runs", (PyCFunction)(void (*)(void))isolated_runs, METH_FASTCALL, isolated_runs_doc},
-    {"_simd", (PyCFunction)(void (*)(void))simd_py, METH_FASTCALL, simd_doc},
+    {"_simd", (PyCFunction)simd_py, METH_VARARGS, simd_doc},
     {NULL, NULL, 0, NULL},
 };
 
