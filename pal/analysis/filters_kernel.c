@@ -99,10 +99,6 @@ prefix(const double *x, Py_ssize_t n, double *cs)
     }
 }
 
-/* The first largest z of a window against the rest: rows lengths[0 .. count - 1], starts first
- * .. last - 1 for every row; a window counts where its end is at most keep_end (else its z is 0,
- * as np.where has it). Sets (*z, *at, *size). (scan_windows: the AVX2 form where the CPU has it,
- * this loop otherwise and wherever a z is NaN.) */
 /* sigma * sqrt(1/length + 1/rest): a row's divisor of |inside - outside| (both scans). */
 static inline double
 row_scale(double sigma, int64_t length, int64_t rest)
@@ -122,6 +118,10 @@ window_z(const double *cs, int64_t n, int64_t a, int64_t length, int64_t rest, d
     return fabs(inside - outside) / scale;
 }
 
+/* The first largest z of a window against the rest: rows lengths[0 .. count - 1], starts first
+ * .. last - 1 for every row; a window counts where its end is at most keep_end (else its z is 0,
+ * as np.where has it). Sets (*z, *at, *size). (scan_windows: the AVX2 form where the CPU has it,
+ * this loop otherwise and wherever a z is NaN.) */
 static void
 scan_windows_scalar(const double *cs, int64_t n, double sigma, const int64_t *lengths, Py_ssize_t count,
                     int64_t first, int64_t last, int64_t keep_end, double *z_out, int64_t *at_out,
