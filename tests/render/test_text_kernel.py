@@ -33,6 +33,20 @@ def test_fixed_decimals_by_hand():
     assert _fixed(np.array([], dtype=float), 6) == ""
 
 
+def test_fractions_with_leading_zeros_at_every_count_of_decimals():
+    """The decimals are written two a step (and the digits pal writes by a copy of the loop each):
+    leading zeros, odd and even counts, the last digit alone, the general loop's counts too."""
+    assert _fixed(np.array([0.000123, 1.000001, 20.5]), 6) == "0.000123,1.000001,20.500000"
+    assert _fixed(np.array([0.000123, 1.0000001, 20.5]), 7) == "0.0001230,1.0000001,20.5000000"
+    assert _fixed(np.array([0.05, 3.09, 7.1]), 1) == "0.1,3.1,7.1"
+    assert _fixed(np.array([0.05, 3.09, 7.1]), 2) == "0.05,3.09,7.10"
+    assert _fixed(np.array([0.0001, 99.9999]), 4) == "0.0001,99.9999"
+    for digits in range(0, 19):
+        v = np.array([10.0**-digits, 1.0 + 10.0**-digits, 12.0 + 3 * 10.0**-digits, -0.5 * 10.0**-digits])
+        v = v[np.abs(v) * 10.0**digits < 2.0**40]
+        assert _fixed(v, digits) == _python(v, digits), digits
+
+
 def test_ties_and_near_ties_are_written_as_python_rounds_them_and_huge_values_left_to_it():
     """What the loop's own rounding cannot be sure of is printf's text (the exact value rounded to
     nearest, ties to even, as Python's "%f"); only values of 1e16 and more go back to Python."""
