@@ -104,8 +104,9 @@ def fixed_texts(values: Any, digits: int, missing: str = "") -> list[str]:
     arr = np.asarray(values, dtype=np.float64).ravel()
     if not arr.size:
         return []
-    texts = _fixed_joined(arr, int(digits)).split(",")
-    if not np.isfinite(arr).all():
+    joined = _fixed_joined(arr, int(digits))
+    texts = joined.split(",")
+    if "null" in joined:  # a value that is not finite (a number's text is digits, a sign and a point)
         texts = [missing if t == "null" else t for t in texts]
     return texts
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 
 import jinja2
@@ -74,3 +75,27 @@ def test_a_slot_that_a_template_tests_or_filters_is_not_plain():
     for name in ("tested.html", "filtered.html", "attr.html"):
         assert not plain_slots(env, FRAME_SLOTS, (name,)), name
     assert not plain_slots(env, FRAME_SLOTS, ("plain.html", "tested.html"))
+
+
+def test_runs_table_columns_by_hand_with_stdevs_missing_values_and_a_short_series():
+    """The last runs' value, stdev and trend cells (written by one call for the three columns):
+    each "%.{digits}f" of its own column, a missing value a "missing" row, a missing stdev or trend
+    a blank cell; newest first, fewer than RECENT_RUNS rows for a short series."""
+    from pal.render.pages import BuildCells, runs_table
+
+    values = np.array([2.0e6, np.nan, 2.25e6, 2.5e6, 3.0e6])
+    stdevs = np.array([1.0e4, 2.0e4, np.nan, 0.0, 5.5e4])
+    r = make_result(values, stdevs=stdevs)
+    r.trend[3] = np.nan
+    facts = BuildIndex(builds_for([r]), samples_for([r]))
+    cells = BuildCells(Links("{jenkins}/job/{job}/{build}", "https://j"), facts)
+    pages = Pages(SiteInfo("t", "2026-11-21 08:15", Links("{jenkins}/job/{job}/{build}", "https://j")))
+    count, rows = runs_table(r, pages._axis(r), cells, 1e6, 3, True)
+    assert count == 5
+    cols = re.findall(r"<tr( class=\"missing\")?>.*?</td><td>[^<]*</td><td>([^<]*)</td><td>([^<]*)</td><td>([^<]*)</td>",
+                      str(rows))
+    trend = ["" if np.isnan(t) else f"{t / 1e6:.3f}" for t in r.trend[::-1]]
+    assert [c[1:] for c in cols] == [("3.000", "0.055", trend[0]), ("2.500", "0.000", ""),
+                                     ("2.250", "", trend[2]), ("missing", "0.020", trend[3]),
+                                     ("2.000", "0.010", trend[4])]
+    assert [bool(c[0]) for c in cols] == [False, False, False, True, False]
