@@ -29,7 +29,7 @@ def arrays_digest(arrays: Iterable[np.ndarray], head: bytes = b"") -> bytes:
     """The digest of ``head`` and the arrays' bytes, one after the other (16 bytes). The caller's
     arrays have known lengths and types (they are part of what it hashes otherwise), so the
     bytes are not framed."""
-    h = xxhash.xxh3_128(head)
+    h = data_hasher(head)
     for a in arrays:
         h.update(np.ascontiguousarray(a))
     return h.digest()
