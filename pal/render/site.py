@@ -54,7 +54,7 @@ from pal.render import dashboard, graphs, stats, svg
 from pal.render.buildinfo import BuildIndex
 from pal.render.downloads import JobCsv, job_csv_file
 from pal.render.escape import js_assign, js_assign_all
-from pal.render.files import SiteFiles
+from pal.render.files import SiteFiles, remove_path
 from pal.render.naming import build_label, graph_key, graph_order, group_key, metric_label, safe_slug, short_name
 from pal.render.pages import (
     DEFAULT_TEMPLATES,
@@ -97,6 +97,9 @@ SPARE_FRESH_S = 1800.0
 #: drill-downs of a spare asked about (``_in_memory``): enough to tell, a few microseconds each
 SPARE_SAMPLE = 16
 NEW_PREFIX = ".site-new-"
+#: directories of the spare the render takes whole (``SiteFiles.adopted``): the drill-downs, a
+#: file per series, all written again when the window slides
+ADOPTED = ("s",)
 
 
 def render_site(
@@ -142,7 +145,8 @@ def render_site(
     for d in SUBDIRS:
         (tmp / d).mkdir(parents=True)
     templates_dir = Path(templates_dir) if templates_dir else DEFAULT_TEMPLATES
-    files = SiteFiles(tmp, _fresh_spare(out_dir))
+    spare = _fresh_spare(out_dir)
+    files = SiteFiles(tmp, spare, _adopt(spare, tmp))
     try:
         _write(files, target, results, samples, builds, report, spec, alerts, changed,
                workers, templates_dir, generated_at, meanwhile, pool)
@@ -167,6 +171,23 @@ def _keep_spare(out_dir: Path, old: Path) -> None:
     if (old / "site").is_dir():
         os.rename(old / "site", spare)
         os.utime(spare)  # when it became the spare (``_fresh_spare``)
+
+
+def _adopt(spare: Path | None, tmp: Path) -> frozenset[str]:
+    """The spare's directories of ``ADOPTED`` moved into the new site ``tmp`` whole, in place of
+    its empty ones (``SiteFiles.adopted``); which were. A kill after this leaves the spare
+    without them: the next run creates those files."""
+    taken = []
+    for d in ADOPTED if spare is not None else ():
+        try:
+            if not stat.S_ISDIR(os.lstat(spare / d).st_mode):
+                continue
+        except OSError:
+            continue
+        os.rmdir(tmp / d)
+        os.rename(spare / d, tmp / d)
+        taken.append(d)
+    return frozenset(taken)
 
 
 def _fresh_spare(out_dir: Path, now: float | None = None) -> Path | None:
@@ -276,6 +297,10 @@ def _write(files: SiteFiles, previous: Path, results: list[SeriesResult], sample
             feed.stop()
         if pool is not None and pool is not given:
             pool.shutdown(cancel_futures=True)
+    failed = {item for item, _ in problems}
+    written = {p for r in results if not failed or series_key_text(r.key) not in failed
+               for p in series_files(r.key.slug())}
+    files.prune(written)  # the spare's pages of series gone or not drawn
     for item, message in problems:
         report.add("render", item, message)
     report.count("render.series_pages", todo)
@@ -336,6 +361,7 @@ def _reuse(previous: Path, tmp: Path, rel: Iterable[str]) -> bool:
         return False
     for p in rel:
         src, dst = previous / p, tmp / p
+        remove_path(dst)  # an adopted directory's file: the link takes its place, never written through
         try:
             os.link(src, dst)
         except OSError:

@@ -375,6 +375,82 @@ def test_a_spare_out_of_memory_is_not_written_over_but_replaced(tmp_path, monkey
     assert sorted(p.name for p in tmp_path.iterdir()) == [".site-spare", "fresh", "site"]
 
 
+def _render_some(out: Path, drop: int | None = None, **kw) -> tuple[Path, list, RunReport]:
+    """``render`` of the site's inputs without the series ``drop``."""
+    results, samples, builds, alerts = site_inputs()
+    if drop is not None:
+        gone = results.pop(drop).key
+        alerts = [a for a in alerts if a.key != gone]
+    report = RunReport()
+    return render_site(out, results, samples, builds, report, make_spec(), alerts, **kw), results, report
+
+
+def test_the_drill_downs_directory_is_the_spares_and_holds_only_this_renders_pages(tmp_path):
+    """The third render takes the first site's ``s/`` whole (its pages keep their inodes); the
+    page of a series no longer analysed is not left from it, and the site is a fresh render's."""
+    first, results, _ = _render_some(tmp_path)
+    gone = tmp_path / "site" / "s" / f"{results[2].key.slug()}.html"
+    kept_inode = (first.parent / "s" / f"{results[0].key.slug()}.html").stat().st_ino
+    assert gone.is_file()
+    _render_some(tmp_path)
+    index, _, _ = _render_some(tmp_path, drop=2)
+    assert not gone.exists() and (index.parent / "s" / f"{results[0].key.slug()}.html").stat().st_ino == kept_inode
+    fresh, _, _ = _render_some(tmp_path / "fresh", drop=2)
+    assert all_files(index.parent) == all_files(fresh.parent)
+    site_mod.wait_for_cleanup(tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".site-spare", "fresh", "site"]
+
+
+def test_a_kept_page_is_the_previous_sites_file_where_the_taken_spare_had_one_too(tmp_path):
+    """The spare's ``s/`` holds a page at the path a kept page is linked to: it is replaced by
+    the link (never copied over, never written through)."""
+    _render_some(tmp_path)
+    index, results, _ = _render_some(tmp_path)
+    kept = index.parent / "s" / f"{results[1].key.slug()}.html"
+    live_inode, text = kept.stat().st_ino, kept.read_bytes()
+    assert (tmp_path / site_mod.SPARE / "s" / kept.name).is_file()  # the spare has its own
+    _render_some(tmp_path, changed={results[0].key})
+    assert kept.stat().st_ino == live_inode and kept.read_bytes() == text and kept.stat().st_nlink == 2
+    fresh, _, _ = _render_some(tmp_path / "fresh")
+    assert all_files(index.parent) == all_files(fresh.parent)
+
+
+def test_a_drill_down_that_fails_leaves_no_page_from_the_spare(tmp_path, monkeypatch):
+    _render_some(tmp_path)
+    _render_some(tmp_path)  # the spare now has every page
+    bad = site_inputs()[0][1].key
+    real = site_mod.Pages.write_series
+
+    def write_series(self, files, result, facts, extras):
+        if result.key == bad:
+            raise ValueError("no such axis")
+        return real(self, files, result, facts, extras)
+
+    monkeypatch.setattr(site_mod.Pages, "write_series", write_series)
+    index, _, report = _render_some(tmp_path, workers=1)
+    assert not (index.parent / "s" / f"{bad.slug()}.html").exists()
+    assert [p.message for p in report.problems if p.stage == "render"] == ["drill-down not rendered: no such axis"]
+    assert len(list((index.parent / "s").iterdir())) == len(site_inputs()[0]) - 1
+
+
+def test_a_render_abandoned_after_taking_the_spares_pages_leaves_the_next_one_whole(tmp_path):
+    """Killed (here: raising) after it moved the spare's ``s/`` into its own directory: the live
+    site is untouched, and the next render, without those files, writes a fresh render's site."""
+    _render_some(tmp_path)
+    index, _, _ = _render_some(tmp_path)
+    before = all_files(index.parent)
+
+    def boom():
+        raise OSError("exports: disk full")
+
+    with pytest.raises(OSError, match="disk full"):
+        _render_some(tmp_path, workers=1, meanwhile=boom)
+    assert all_files(index.parent) == before and not (tmp_path / site_mod.SPARE / "s").exists()
+    _render_some(tmp_path)
+    fresh, _, _ = _render_some(tmp_path / "fresh")
+    assert all_files(index.parent) == all_files(fresh.parent)
+
+
 def test_a_spare_in_memory_is_written_over_whatever_its_age(tmp_path):
     """A day after the last run, on a machine that ran little else, the spare is still in memory."""
     render(tmp_path)
