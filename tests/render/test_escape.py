@@ -4,7 +4,7 @@ from xml.etree import ElementTree
 import pytest
 from hypothesis import given, strategies as st
 
-from pal.render.escape import csv_cell, floats_or_none, js_assign, js_json, xml_text
+from pal.render.escape import csv_cell, floats_or_none, js_assign, js_assign_all, js_json, xml_text
 
 
 def test_js_json_cannot_close_a_script_element():
@@ -38,6 +38,13 @@ def test_js_assign_sets_a_key_of_a_global_namespace():
     body = js_assign("series", "a<b", {"y": [1.5, None]})
     assert body.endswith('PAL.series["a\\u003cb"]={"y":[1.5,null]};\n')
     assert body.startswith("var PAL=window.PAL=window.PAL||{series:{},jobs:{}};")
+
+
+def test_js_assign_all_writes_a_line_per_key_with_its_ready_text():
+    body = js_assign_all("series", [("a<b", '{"y":[1.5,null]}'), ("c", "[]")])
+    assert body == ('var PAL=window.PAL=window.PAL||{series:{},jobs:{}};'
+                    'PAL.series["a\\u003cb"]={"y":[1.5,null]};\nPAL.series["c"]=[];\n')
+    assert js_assign_all("jobs", []) == "var PAL=window.PAL=window.PAL||{series:{},jobs:{}};"
 
 
 def test_csv_cell_neutralises_formulas_only_at_the_start():
