@@ -503,6 +503,42 @@ def runs_table(r: SeriesResult, axis: Axis, cells: BuildCells, divisor: float,
     return len(rows), Markup("".join(rows))
 
 
+@dataclass(frozen=True)
+class GroupGraph:
+    """One graph of a group page: its title, static SVG file and height, and its series (slug,
+    short name, verdict), in trace order."""
+
+    title: str
+    svg: str
+    height: int
+    members: list[tuple[str, str, str]]
+
+
+def group_sections(graphs: Sequence[GroupGraph], root: str = "../") -> Markup:
+    """A group page's graphs, a ``<section>`` each: heading, the graph's element (its series'
+    slugs, which name their data in the group's data file), the static SVG and the list of its
+    series with their verdicts, as one ready piece of HTML.
+
+    Built here rather than in ``group.html``: its loop over every series of a group was a third
+    of a group page's cost (a year's groups list 800 series). Each text is what the template's
+    ``{{ }}`` made of it (``_h``)."""
+    out = []
+    top = _h(root)
+    for g in graphs:
+        title = _h(g.title)
+        slugs = " ".join(str(escape(slug)) for slug, _, _ in g.members)
+        items = "".join(
+            f'<li><a href="{top}s/{_h(slug)}.html">{_h(name)}</a></li>' if verdict == "normal" else
+            f'<li><a href="{top}s/{_h(slug)}.html">{_h(name)}</a> <span class="{_h(verdict)}">{_h(verdict)}</span></li>'
+            for slug, name, verdict in g.members)
+        out.append(
+            f'\n<section class="group-graph">\n<h2>{title}</h2>\n<figure class="graph">\n'
+            f'<div class="pal-graph" data-mode="group" data-title="{title}" data-series="{slugs}"></div>\n'
+            f'<img src="{top}svg/{_h(g.svg)}" alt="trend graph: {title}" width="760" height="{_h(g.height)}" '
+            f'loading="lazy">\n</figure>\n<ul class="members">{items}</ul>\n</section>\n')
+    return Markup("".join(out))
+
+
 def dash_rows(table: DashTable) -> Markup:
     """The rows of a dashboard table of the index, a line each, as one ready piece of HTML.
 

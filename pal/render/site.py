@@ -58,6 +58,7 @@ from pal.render.files import SiteFiles, remove_path
 from pal.render.naming import build_label, graph_key, graph_order, group_key, metric_label, safe_slug, short_name
 from pal.render.pages import (
     DEFAULT_TEMPLATES,
+    GroupGraph,
     Links,
     Pages,
     SeriesExtras,
@@ -65,6 +66,7 @@ from pal.render.pages import (
     alert_context,
     dash_rows,
     group_label,
+    group_sections,
     misaligned,
     series_key_text,
 )
@@ -593,18 +595,12 @@ def _write_group(files: SiteFiles, previous: Path, pages: Pages, task: GroupTask
         chart = graphs.group_chart(title, members, [pages.axis_seconds(m) for m in members])
         if task.changed or not _reuse(previous, tmp, [f"svg/{name}"]):
             files.write_text(f"svg/{name}", svg.render_svg(chart))
-        graphs_ctx.append({
-            "title": title,
-            "svg": name,
-            "height": svg.total_height(chart),
-            "slugs": [slugs[id(m)] for m in members],
-            "members": [{"slug": slugs[id(m)], "name": short_name(m.key, str(m.attrs.get("nic") or "")),
-                         "verdict": m.verdict} for m in members],
-        })
+        graphs_ctx.append(GroupGraph(title, name, svg.total_height(chart), [
+            (slugs[id(m)], short_name(m.key, str(m.attrs.get("nic") or "")), m.verdict) for m in members]))
     job_scripts = sorted({f"../data/jobs/{safe_slug(r.key.job)}.js" for r in task.members})
     html = pages.render("group.html", "../", group_label(gkey),
                         ["../static/plotly.min.js", *job_scripts, f"../{data_file}", "../static/graph.js"],
-                        label=group_label(gkey), testbed=gkey[0], graphs=graphs_ctx)
+                        label=group_label(gkey), testbed=gkey[0], sections=group_sections(graphs_ctx))
     files.write_text(f"g/{gslug}.html", html)
 
 

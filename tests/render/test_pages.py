@@ -11,7 +11,7 @@ import numpy as np
 
 from pal.render.buildinfo import BuildIndex
 from pal.render.files import SiteFiles
-from pal.render.pages import FRAME_SLOTS, Pages, SeriesExtras, SiteInfo, Links, plain_slots
+from pal.render.pages import FRAME_SLOTS, GroupGraph, Pages, SeriesExtras, SiteInfo, Links, group_sections, plain_slots
 from tests.render.factory import builds_for, make_alert, make_result, samples_for
 
 EVIL = "<script>alert('x')</script>&\""
@@ -99,3 +99,25 @@ def test_runs_table_columns_by_hand_with_stdevs_missing_values_and_a_short_serie
                                      ("2.250", "", trend[2]), ("missing", "0.020", trend[3]),
                                      ("2.000", "0.010", trend[4])]
     assert [bool(c[0]) for c in cols] == [False, False, False, True, False]
+
+
+def test_a_group_graph_section_by_hand_with_its_texts_escaped():
+    g = GroupGraph("2n-icx x710 <ip4>", "g-a-0.svg", 348, [("s-1", "64b-1c", "normal"),
+                                                         ("s<2>", "a&b", "regression")])
+    assert group_sections([g]) == (
+        '\n<section class="group-graph">\n<h2>2n-icx x710 &lt;ip4&gt;</h2>\n<figure class="graph">\n'
+        '<div class="pal-graph" data-mode="group" data-title="2n-icx x710 &lt;ip4&gt;" data-series="s-1 s&lt;2&gt;">'
+        '</div>\n<img src="../svg/g-a-0.svg" alt="trend graph: 2n-icx x710 &lt;ip4&gt;" width="760" height="348" '
+        'loading="lazy">\n</figure>\n<ul class="members"><li><a href="../s/s-1.html">64b-1c</a></li><li>'
+        '<a href="../s/s&lt;2&gt;.html">a&amp;b</a> <span class="regression">regression</span></li></ul>\n'
+        '</section>\n')
+    assert group_sections([]) == ""
+
+
+def test_a_group_graph_names_every_series_however_long_their_slugs():
+    """The template cut the slug list past 500 characters (as any long text it shows): graph.js
+    then drew the first nine of ten series of a graph of long test names."""
+    slugs = [f"64b-2t1c-avf-ethip4ipsec{i:04d}tnlsw-ip4base-int-aes256gcm-mrr-mrr-{i:010x}" for i in range(10)]
+    html = group_sections([GroupGraph("t", "g.svg", 100, [(s, s[:20], "normal") for s in slugs])])
+    assert re.search(r'data-series="([^"]*)"', html).group(1).split(" ") == slugs
+    assert sum(len(s) + 1 for s in slugs) > 500
