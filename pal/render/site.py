@@ -545,11 +545,11 @@ def _render_groups(files: SiteFiles, previous: str, info: SiteInfo, templates_di
     problems = []
     for task in tasks:
         data: dict[SeriesKey, str] = {}
-        for result, extra in task.render:
-            try:
-                data[result.key] = pages.write_series(files, result, facts, extra)
-            except (ValueError, TypeError, IndexError, KeyError, OSError) as exc:
-                problems.append((series_key_text(result.key), f"drill-down not rendered: {exc}"))
+        for (result, _), done in zip(task.render, pages.write_all(files, task.render, facts)):
+            if isinstance(done, Exception):
+                problems.append((series_key_text(result.key), f"drill-down not rendered: {done}"))
+            else:
+                data[result.key] = done
         _write_group(files, prev, pages, task, data)
     return problems
 

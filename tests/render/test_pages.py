@@ -121,3 +121,31 @@ def test_a_group_graph_names_every_series_however_long_their_slugs():
     html = group_sections([GroupGraph("t", "g.svg", 100, [(s, s[:20], "normal") for s in slugs])])
     assert re.search(r'data-series="([^"]*)"', html).group(1).split(" ") == slugs
     assert sum(len(s) + 1 for s in slugs) > 500
+
+
+def test_drawing_together_writes_what_drawing_one_by_one_writes_and_a_failure_stops_only_its_page(tmp_path,
+                                                                                                  monkeypatch):
+    from pal.render import graphs, pages as pages_mod
+
+    results = _series()
+    facts = BuildIndex(builds_for(results), samples_for(results))
+    info = SiteInfo("t", "2026-11-21 08:15")
+    items = [(r, SeriesExtras()) for r in results]
+    (tmp_path / "one" / "s").mkdir(parents=True)
+    single = [Pages(info).write_series(SiteFiles(tmp_path / "one"), r, facts, e) for r, e in items]
+    bad = results[4].key
+    real = graphs.drawn_bands
+
+    def drawn_bands(result):
+        if result.key == bad:
+            raise KeyError("tma")
+        return real(result)
+
+    monkeypatch.setattr(graphs, "drawn_bands", drawn_bands)
+    monkeypatch.setattr(pages_mod, "DRAW_BATCH", 3)  # a failure inside the second of three batches
+    (tmp_path / "all" / "s").mkdir(parents=True)
+    done = Pages(info).write_all(SiteFiles(tmp_path / "all"), items, facts)
+    assert isinstance(done[4], KeyError) and done[:4] + done[5:] == single[:4] + single[5:]
+    one = {p.name: p.read_bytes() for p in (tmp_path / "one" / "s").iterdir()}
+    together = {p.name: p.read_bytes() for p in (tmp_path / "all" / "s").iterdir()}
+    assert together == {k: v for k, v in one.items() if k != f"{bad.slug()}.html"} and len(together) == 6

@@ -419,14 +419,14 @@ def test_a_drill_down_that_fails_leaves_no_page_from_the_spare(tmp_path, monkeyp
     _render_some(tmp_path)
     _render_some(tmp_path)  # the spare now has every page
     bad = site_inputs()[0][1].key
-    real = site_mod.Pages.write_series
+    real = graphs.detail_chart
 
-    def write_series(self, files, result, facts, extras):
+    def detail_chart(result, *args):
         if result.key == bad:
             raise ValueError("no such axis")
-        return real(self, files, result, facts, extras)
+        return real(result, *args)
 
-    monkeypatch.setattr(site_mod.Pages, "write_series", write_series)
+    monkeypatch.setattr(graphs, "detail_chart", detail_chart)
     index, _, report = _render_some(tmp_path, workers=1)
     assert not (index.parent / "s" / f"{bad.slug()}.html").exists()
     assert [p.message for p in report.problems if p.stage == "render"] == ["drill-down not rendered: no such axis"]
