@@ -31,8 +31,11 @@ def _spec(tmp: Path, data: Path, fail_on: str = "new-regression") -> Path:
     return path
 
 
-def _no_analysis(*args: object, **kwargs: object) -> None:
-    raise AssertionError("a series was analysed")
+def _no_analysis(items: list) -> list:
+    """``analyse_many`` for a run that must analyse nothing."""
+    if items:
+        raise AssertionError("a series was analysed")
+    return []
 
 
 def test_render_keeps_alert_state_and_download_problems(demo_small, tmp_path, capsys, monkeypatch):  # noqa: F811
@@ -63,7 +66,7 @@ def test_render_keeps_alert_state_and_download_problems(demo_small, tmp_path, ca
     # It takes the run's results (nothing is analysed), the same as an analysis gives.
     capsys.readouterr()
     with monkeypatch.context() as m:
-        m.setattr("pal.analysis.series.analyse_one", _no_analysis)
+        m.setattr("pal.analysis.series.analyse_many", _no_analysis)
         assert main(["-q", "analyse", "--spec", str(spec), "--format", "json"]) == 2
     kept = capsys.readouterr().out
     shutil.rmtree(out / "cache" / ".analysis")

@@ -56,6 +56,9 @@ class Detector(Protocol):
     next run passes it back as ``resume``. A detector checks that it fits the series it gets and
     gives exactly what it gives without it (``resume`` only saves time). One that keeps nothing
     ignores both (``resume`` stays None).
+
+    A ``Detection`` is the caller's: ``detect`` keeps nothing of it for the next call (the
+    analysis detects a batch of series before it reads their detections, ``analyse_many``).
     """
 
     name: str

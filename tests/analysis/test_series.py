@@ -189,3 +189,30 @@ def test_a_growing_series_goes_on_from_both_searches_states():
     fresh = analyse_one(series(values), ts, False)
     day2.resume = None
     assert canon(day2) == canon(fresh) and fresh.alertable
+
+
+def test_a_batch_analysed_step_by_step_is_each_series_analysed_alone(monkeypatch):
+    """``analyse_many`` takes each step for a batch of series before the next: every detector's
+    results (kept search states included) are those of ``analyse_one`` series by series, across
+    batch boundaries."""
+    import dataclasses
+    import pickle
+
+    from pal.analysis import series as series_mod
+
+    rng = np.random.default_rng(5)
+    items = []
+    for i in range(11):
+        values = 1e7 * (1 + rng.normal(0, 0.01, 40 + i))
+        values[25:] *= 0.9 if i % 2 else 1.08
+        if i % 3 == 0:
+            values[7] = np.nan
+        name = names()[i % len(names())]
+        test_set = TestSet(f"s{i % 4}", detector=DetectorSpec(name), alert_filters=AlertFilters(1.0, 2))
+        s = dataclasses.replace(series(values), test_set=test_set.name, keep=i % 2 == 0)
+        items.append(series_mod.Analysis(s, test_set, get_detector(name), i % 5 == 0))
+    alone = [analyse_one(a.series, a.test_set, a.single_testbed) for a in items]
+    monkeypatch.setattr(series_mod, "ANALYSE_BATCH", 4)
+    together = series_mod.analyse_many(items)
+    assert pickle.dumps(together) == pickle.dumps(alone)
+    assert sum(len(r.alertable) for r in alone) >= 5 and {r.detector for r in alone} == set(names())
