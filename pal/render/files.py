@@ -31,11 +31,14 @@ class SiteFiles:
     """Writes below ``root`` (the new site), taking each file's inode from ``spare`` if it has one.
 
     ``adopted``: top-level directories of ``root`` that were the spare's (moved in whole): their
-    files are written over where they are."""
+    files are written over where they are. ``trash``: where what must go from them is moved
+    (``discard``, ``prune``), to be deleted after the run: deleting a file written a minute ago
+    waits for its write-back (4,500 kept pages took 8 s that way, with 0.5 s of CPU)."""
 
     root: Path
     spare: Path | None = None
     adopted: frozenset[str] = field(default_factory=frozenset)
+    trash: Path | None = None
 
     def write_text(self, rel: str, text: str) -> None:
         """Write ``root/rel`` (UTF-8): the whole file, whatever the spare's file held."""
@@ -64,16 +67,30 @@ class SiteFiles:
         finally:
             os.close(fd)
 
+    def discard(self, rel: str) -> None:
+        """Make room at ``root/rel`` (for a link): what is there goes to ``trash`` when it is
+        an adopted directory's, else is removed; nothing there is fine."""
+        path = f"{self.root}/{rel}"
+        if self.trash is not None and rel.partition("/")[0] in self.adopted:
+            try:
+                os.rename(path, f"{self.trash}/{rel.replace('/', '%')}")
+                return
+            except FileNotFoundError:
+                return
+            except OSError:
+                pass  # (a directory the trash holds under that name: removed here)
+        remove_path(path)
+
     def prune(self, written: Collection[str]) -> int:
-        """Remove from the adopted directories every entry whose path (``"s/<name>"``) is not in
-        ``written``: the spare's pages of series gone, and of drill-downs this run failed to
-        draw. Returns how many."""
+        """Take out of the adopted directories every entry whose path (``"s/<name>"``) is not in
+        ``written`` (``discard``): the spare's pages of series gone, and of drill-downs this run
+        failed to draw. Returns how many."""
         removed = 0
         for d in sorted(self.adopted):
             with os.scandir(self.root / d) as entries:
-                gone = [e.path for e in entries if f"{d}/{e.name}" not in written]
-            for path in gone:
-                remove_path(path)
+                gone = [f"{d}/{e.name}" for e in entries if f"{d}/{e.name}" not in written]
+            for rel in gone:
+                self.discard(rel)
             removed += len(gone)
         return removed
 

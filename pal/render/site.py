@@ -54,7 +54,7 @@ from pal.render import dashboard, graphs, stats, svg
 from pal.render.buildinfo import BuildIndex
 from pal.render.downloads import JobCsv, job_csv_file
 from pal.render.escape import js_assign, js_assign_all
-from pal.render.files import SiteFiles, remove_path
+from pal.render.files import SiteFiles
 from pal.render.naming import build_label, graph_key, graph_order, group_key, metric_label, safe_slug, short_name
 from pal.render.pages import (
     DEFAULT_TEMPLATES,
@@ -148,7 +148,13 @@ def render_site(
         (tmp / d).mkdir(parents=True)
     templates_dir = Path(templates_dir) if templates_dir else DEFAULT_TEMPLATES
     spare = _fresh_spare(out_dir)
-    files = SiteFiles(tmp, spare, _adopt(spare, tmp))
+    adopted = _adopt(spare, tmp)
+    trash = None
+    if adopted:  # (named as an old site: a killed run's is deleted by the next run)
+        trash = out_dir / f"{OLD_PREFIX}{os.getpid()}-taken"
+        shutil.rmtree(trash, ignore_errors=True)
+        trash.mkdir()
+    files = SiteFiles(tmp, spare, adopted, trash)
     try:
         _write(files, target, results, samples, builds, report, spec, alerts, changed,
                workers, templates_dir, generated_at, meanwhile, pool)
@@ -157,7 +163,7 @@ def render_site(
         raise
     old = swap_dirs(tmp, target, OLD_PREFIX)
     _keep_spare(out_dir, old)
-    remove_in_background([*stale, old])
+    remove_in_background([*stale, old, *([trash] if trash is not None else [])])
     return target / "index.html"
 
 
@@ -266,10 +272,9 @@ def _write(files: SiteFiles, previous: Path, results: list[SeriesResult], sample
     results = drawable
     facts = BuildIndex(builds, samples)
     info = SiteInfo(spec.outputs.title, _data_until(results, builds, generated_at), _links(spec, report))
-    tmp = files.root
     extras = _extras(results, samples, alerts)
     changed_groups = None if changed is None else {group_key(r) for r in results if r.key in changed}
-    tasks, reused = _plan(tmp, previous, results, extras, changed, changed_groups)
+    tasks, reused = _plan(files, previous, results, extras, changed, changed_groups)
     todo = sum(len(t.render) for t in tasks)
     group_links = _group_links(tasks)
     pool = given if given is not None and todo else _pool(workers, todo)
@@ -331,7 +336,7 @@ def series_files(slug: str) -> list[str]:
     return [f"s/{slug}.html"]
 
 
-def _plan(tmp: Path, previous: Path, results: list[SeriesResult], extras: dict, changed: set | None,
+def _plan(files: SiteFiles, previous: Path, results: list[SeriesResult], extras: dict, changed: set | None,
           changed_groups: set | None) -> tuple[list[GroupTask], int]:
     """Group the series and keep unchanged drill-downs from the previous site (hard links)."""
     groups: dict[tuple[str, str, str], list[SeriesResult]] = {}
@@ -341,7 +346,7 @@ def _plan(tmp: Path, previous: Path, results: list[SeriesResult], extras: dict, 
     for gkey in sorted(groups):
         render = []
         for r in groups[gkey]:
-            if changed is not None and r.key not in changed and _reuse(previous, tmp, series_files(r.key.slug())):
+            if changed is not None and r.key not in changed and _reuse(previous, files, series_files(r.key.slug())):
                 reused += 1
             else:
                 render.append((r, extras.get(r.key, SeriesExtras())))
@@ -356,14 +361,14 @@ def _group_links(tasks: list[GroupTask]) -> dict[str, list[dict]]:
     return links
 
 
-def _reuse(previous: Path, tmp: Path, rel: Iterable[str]) -> bool:
+def _reuse(previous: Path, files: SiteFiles, rel: Iterable[str]) -> bool:
     """Hard-link (or copy) files of the previous site into the new one; False if any is missing."""
     rel = list(rel)
     if not all((previous / p).is_file() for p in rel):
         return False
     for p in rel:
-        src, dst = previous / p, tmp / p
-        remove_path(dst)  # an adopted directory's file: the link takes its place, never written through
+        src, dst = previous / p, files.root / p
+        files.discard(p)  # an adopted directory's file: the link takes its place, never written through
         try:
             os.link(src, dst)
         except OSError:
@@ -570,9 +575,8 @@ def _write_group(files: SiteFiles, previous: Path, pages: Pages, task: GroupTask
     the file is kept."""
     gkey, gslug = task.key, task.slug
     slugs = {id(r): r.key.slug() for r in task.members}  # a slug is a hash: once per series
-    tmp = files.root
     data_file = f"data/g/{gslug}.js"
-    if task.changed or not _reuse(previous, tmp, [data_file]):
+    if task.changed or not _reuse(previous, files, [data_file]):
         items = []
         for r in task.members:
             text = data.get(r.key)
@@ -593,7 +597,7 @@ def _write_group(files: SiteFiles, previous: Path, pages: Pages, task: GroupTask
         title = " ".join(p for p in (group_label(gkey), fs, cores, metric_label(metric)) if p)
         name = f"g-{gslug}-{n}.svg"
         chart = graphs.group_chart(title, members, [pages.axis_seconds(m) for m in members])
-        if task.changed or not _reuse(previous, tmp, [f"svg/{name}"]):
+        if task.changed or not _reuse(previous, files, [f"svg/{name}"]):
             files.write_text(f"svg/{name}", svg.render_svg(chart))
         graphs_ctx.append(GroupGraph(title, name, svg.total_height(chart), [
             (slugs[id(m)], short_name(m.key, str(m.attrs.get("nic") or "")), m.verdict) for m in members]))

@@ -81,3 +81,24 @@ def test_prune_removes_what_was_not_written_from_the_adopted_directories_only(tm
     assert (root / "g" / "other.html").read_text("utf-8") == "g/other.html"  # not adopted: not pruned
     assert SiteFiles(root).prune(set()) == 0  # nothing adopted
     assert (root / "s" / "new.html").exists()
+
+
+def test_discard_moves_an_adopted_file_to_the_trash_and_removes_others(tmp_path):
+    """Deleting a file written a minute ago waits for its write-back: the adopted directory's
+    files are moved aside (the trash is deleted after the run); prune goes the same way."""
+    root, trash = tmp_path / "new", tmp_path / "trash"
+    for d in ("s", "g"):
+        (root / d).mkdir(parents=True)
+    trash.mkdir()
+    for rel in ("s/a.html", "s/b.html", "g/c.html"):
+        (root / rel).write_text(rel, "utf-8")
+    inode = (root / "s" / "a.html").stat().st_ino
+    files = SiteFiles(root, None, frozenset({"s"}), trash)
+    files.discard("s/a.html")
+    files.discard("g/c.html")  # not adopted: removed
+    files.discard("s/missing.html")
+    assert not (root / "s" / "a.html").exists() and not (root / "g" / "c.html").exists()
+    assert [(p.name, p.stat().st_ino) for p in trash.iterdir()] == [("s%a.html", inode)]
+    assert files.prune({"s/keep.html"}) == 1
+    assert sorted(p.name for p in trash.iterdir()) == ["s%a.html", "s%b.html"]
+    assert SiteFiles(root, None, frozenset({"s"})).prune(set()) == 0  # nothing left; no trash: removed
