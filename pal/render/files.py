@@ -8,7 +8,8 @@ the render keeps the site before the previous one as a spare (``.site-spare`` be
 see ``render_site``): each file it writes is first moved out of the spare into the new site,
 when the spare has it, then written over, and no site is deleted file by file. The drill-downs'
 directory is taken from the spare whole (``adopted``, one rename for thousands of files: moving
-each out cost 0.02-0.05 ms); the render removes what it did not write there (``prune``).
+each out cost 0.02-0.05 ms); what the render did not write there is moved aside (``prune``,
+``discard``) and deleted after the run.
 
 The spare is never read: a file is written from its first byte and cut to the new length, so
 what the new site holds is what this run wrote. A spare file that is not a plain file with one
