@@ -451,6 +451,28 @@ def test_a_render_abandoned_after_taking_the_spares_pages_leaves_the_next_one_wh
     assert all_files(index.parent) == all_files(fresh.parent)
 
 
+def test_what_a_render_killed_after_taking_the_spares_pages_leaves_is_cleared_by_the_next(tmp_path):
+    """A kill -9 after the spare's ``s/`` went into the new site and a kept page's spare file went
+    to the trash: the next render (the spare without ``s/``) is a fresh render's site, and the
+    dead run's directories are deleted."""
+    _render_some(tmp_path)
+    index, results, _ = _render_some(tmp_path)
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    new = tmp_path / f"{site_mod.NEW_PREFIX}{dead.pid}"
+    new.mkdir()
+    os.rename(tmp_path / site_mod.SPARE / "s", new / "s")
+    trash = tmp_path / f"{site_mod.OLD_PREFIX}{dead.pid}-taken"
+    trash.mkdir()
+    kept = f"{results[1].key.slug()}.html"
+    os.rename(new / "s" / kept, trash / f"s%{kept}")
+    _render_some(tmp_path)
+    fresh, _, _ = _render_some(tmp_path / "fresh")
+    assert all_files(index.parent) == all_files(fresh.parent)
+    site_mod.wait_for_cleanup(tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".site-spare", "fresh", "site"]
+
+
 def test_a_spare_in_memory_is_written_over_whatever_its_age(tmp_path):
     """A day after the last run, on a machine that ran little else, the spare is still in memory."""
     render(tmp_path)
