@@ -19,10 +19,10 @@ import numpy as np
 import pandas as pd
 
 from pal.analysis.compliance import compliance, week_runs
-from pal.analysis.detector import Detector, levels_from_changes
+from pal.analysis.detector import Detection, Detector, levels_from_changes
 from pal.analysis.filters import MaskedSearch, alertable_changes
 from pal.analysis.registry import get_detector
-from pal.model import Change, SearchStates, SeriesKey, SeriesResult
+from pal.model import Change, SearchStates, SeriesKey, SeriesResult, TrendGroup
 from pal.spec import Spec, TestSet
 
 #: columns a series carries as attributes (constant per series, the last row's value wins)
@@ -276,8 +276,8 @@ class Analysis:
     direction: int = 1
     given: Any = None
     states: SearchStates | None = None
-    detection: Any = None
-    groups: Any = None
+    detection: Detection | None = None
+    groups: list[TrendGroup] | None = None
     trend: np.ndarray | None = None
     changes: list[Change] | None = None
     alertable: list[Change] | None = None
@@ -292,7 +292,7 @@ def analyse_many(items: list[Analysis]) -> list[SeriesResult]:
     """``analyse_one`` of each item, in order: ``ANALYSE_BATCH`` at a time, each step for all of
     them before the next (``_ANALYSIS_STEPS``). A series analysed from start to end ran through
     so much code (the detector's search, the alert filters, the compliance) that the processor's
-    caches kept little of it from one series to the next: 422 -> 376 us a daily series
+    caches kept little of it from one series to the next: 432-500 -> 387-392 us a daily series
     (docs/scaling.md, thirty-second round)."""
     out = []
     for i in range(0, len(items), ANALYSE_BATCH):

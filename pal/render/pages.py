@@ -325,7 +325,8 @@ class Pages:
         Drawn ``DRAW_BATCH`` at a time, each step for all of them before the next (``_DRAW_STEPS``):
         a page drawn from start to end ran through so much code that the processor's caches kept
         little of it from one page to the next; step by step, each step's code stays warm.
-        400 -> 300 us a daily drill-down (docs/scaling.md, thirty-second round)."""
+        427 -> 349 us a daily drill-down at best over twenty alternations (docs/scaling.md,
+        thirty-second round)."""
         out: list[str | Exception] = []
         for i in range(0, len(items), DRAW_BATCH):
             drawings = [_Drawing(result, extras) for result, extras in items[i:i + DRAW_BATCH]]
@@ -594,9 +595,9 @@ def group_sections(graphs: Sequence[GroupGraph], root: str = "../") -> Markup:
     slugs, which name their data in the group's data file), the static SVG and the list of its
     series with their verdicts, as one ready piece of HTML.
 
-    Built here rather than in ``group.html``: its loop over every series of a group was a third
-    of a group page's cost (a year's groups list 800 series). Each text is what the template's
-    ``{{ }}`` made of it (``_h``)."""
+    Built here rather than in ``group.html``, whose loop over every series (a year's groups list
+    800) cost 4 us a member more, and whose ``finalize`` cut the slug list past 500 characters
+    like any long text it shows. Each text is what the template's ``{{ }}`` made of it (``_h``)."""
     out = []
     top = _h(root)
     for g in graphs:

@@ -304,10 +304,10 @@ def _write(files: SiteFiles, previous: Path, results: list[SeriesResult], sample
             feed.stop()
         if pool is not None and pool is not given:
             pool.shutdown(cancel_futures=True)
-    failed = {item for item, _ in problems}
-    written = {p for r in results if not failed or series_key_text(r.key) not in failed
-               for p in series_files(r.key.slug())}
-    files.prune(written)  # the spare's pages of series gone or not drawn
+    if files.adopted:  # the spare's pages of series gone, or not drawn, go
+        failed = {item for item, _ in problems}
+        files.prune({p for r in results if not failed or series_key_text(r.key) not in failed
+                     for p in series_files(r.key.slug())})
     for item, message in problems:
         report.add("render", item, message)
     report.count("render.series_pages", todo)
@@ -362,7 +362,8 @@ def _group_links(tasks: list[GroupTask]) -> dict[str, list[dict]]:
 
 
 def _reuse(previous: Path, files: SiteFiles, rel: Iterable[str]) -> bool:
-    """Hard-link (or copy) files of the previous site into the new one; False if any is missing."""
+    """Hard-link (or copy) files of the previous site into the new one, in place of what the new
+    site has there (``SiteFiles.discard``); False if any is missing."""
     rel = list(rel)
     if not all((previous / p).is_file() for p in rel):
         return False
