@@ -80,7 +80,7 @@ class SiteFiles:
                 return
             except OSError:
                 pass  # (a directory the trash holds under that name: removed here)
-        remove_path(path)
+        clear_path(path, keep_plain=False)
 
     def prune(self, written: Collection[str]) -> int:
         """Take out of the adopted directories every entry whose path (``"s/<name>"``) is not in
@@ -96,27 +96,16 @@ class SiteFiles:
         return removed
 
 
-def clear_path(path: str | Path) -> None:
-    """Make room for a new plain file at ``path``: a directory, a link, a special file or a file
-    with other links there is removed; a plain file with one link (the spare's) is left to be
-    written over; nothing there is fine."""
+def clear_path(path: str | Path, keep_plain: bool = True) -> None:
+    """Make room for a new plain file at ``path``: a directory (with its content), a link, a
+    special file or a file with other links there is removed; a plain file with one link (the
+    spare's) is left to be written over, or removed too without ``keep_plain``; nothing there is
+    fine."""
     try:
         st = os.lstat(path)
     except FileNotFoundError:
         return
     if stat.S_ISDIR(st.st_mode):
         shutil.rmtree(path)
-    elif not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
+    elif not (keep_plain and stat.S_ISREG(st.st_mode) and st.st_nlink == 1):
         os.unlink(path)  # a link the live site shares (a kept page), or not a plain file
-
-
-def remove_path(path: str | Path) -> None:
-    """Remove whatever is at ``path`` (a directory with its content); nothing there is fine."""
-    try:
-        st = os.lstat(path)
-    except FileNotFoundError:
-        return
-    if stat.S_ISDIR(st.st_mode):
-        shutil.rmtree(path)
-    else:
-        os.unlink(path)
