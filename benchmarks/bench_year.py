@@ -2,12 +2,12 @@
 
     python -m benchmarks.bench_year [--jobs 12] [--builds 365] [--tests 3000] [--workers 2]
                                     [--worker-memory 1GB] [--data /tmp/pal-bench-year] [--keep]
-                                    [--no-cluster-cold]
+                                    [--no-cluster-cold] [--repeats 3] [--reference c6149c1 | none]
 
 History: ``pal.demo.generate`` with ``--jobs`` daily MRR jobs on distinct topo-archs, ``--builds``
 builds each and ``--tests`` tests per job (the defaults are the issue's year: 12 x 365 x 3,000,
-about 13 M samples; generating and parsing them takes hours on two cores, so the figures in
-docs/scaling.md are from a reduced run, with the command that made them). Cached under --data.
+about 13 M samples; ``make bench`` runs a tenth of it, docs/scaling.md has the full year's
+figures with the command that made them). Cached under --data.
 
 Runs, each ``pal run`` in a fresh process, in their own working directories holding the same
 relative spec (``outputs.dir: out``, ``store.path: store``), so their outputs can be compared
@@ -16,7 +16,9 @@ byte for byte:
 * single machine: ``--executor local --workers W`` (a process pool), cold, then two
   incremental runs (the two newest builds of every job hidden for the cold run, revealed one
   per run); the second is the daily run measured: it follows a daily run, as in CI, and writes
-  its site over the site before the previous one (``.site-spare``), which the first has not;
+  its site over the site before the previous one (``.site-spare``), which the first has not.
+  It is made ``--repeats`` times, as ``bench_pipeline``'s: on copies of the state (``cp -a``)
+  and then in place; the goal's figure is the median;
 * cluster: a ``dask scheduler`` and W ``dask worker`` processes (``--nworkers 1 --nthreads 1
   --memory-limit <--worker-memory>``) started here as separate OS processes, then
   ``pal run --executor dask --scheduler tcp://...`` for the same runs (with
@@ -24,12 +26,17 @@ byte for byte:
   after its cold run: the year's cold parse is most of the benchmark's time. Both run on the
   cluster, so that the measured one follows a run of its own as the single machine's does; the
   copy's kept windows and analyses are taken, as they depend on the spec's jobs, test sets and
-  names, not on its paths, ``pal.window.window_spec``).
+  names, not on its paths, ``pal.window.window_spec``);
+* the reference (``--reference``, the previous code as ``bench_pipeline`` takes it: ``git
+  archive`` of this repository, run from that tree): the single machine's cold and incremental
+  runs, once each, on the same history in a directory of its own, so that each goal's figure
+  has the previous code's for the same work at the same load beside it.
 
-Printed: wall time and peak memory (PSS summed over the ``pal run`` process tree; for the
-cluster also each worker's peak RSS against the per-worker goal), the cluster/single ratio, and
-whether every output file (site, alerts, exports; not the run records, store or cache) is
-identical. Exit 1 when the outputs differ.
+Printed: each run's wall time, CPU (user + system of ``pal run`` and the workers it reaped) and
+peak memory (PSS summed over the ``pal run`` process tree; for the cluster also each worker's
+peak RSS), then the goals' table: figure, goal, the reference's figure and the ratio, met or
+not; and whether every output file of the single machine and the cluster (site, alerts,
+exports; not the run records, store or cache) is identical. Exit 1 when the outputs differ.
 """
 
 from __future__ import annotations
@@ -47,7 +54,8 @@ from pathlib import Path
 
 import psutil
 
-from benchmarks.bench_pipeline import RUN_RECORDS, TreeRss, cached_history, hide, reveal
+from benchmarks.bench_pipeline import (REFERENCE, RUN_RECORDS, TreeRss, cached_history, hide, measured, pal_cmd,
+                                       reference_tree, reveal, warm_kernels)
 
 ARCHS = ("2n-icx", "3n-icx", "2n-spr", "3n-spr", "2n-zn2", "2n-clx", "3n-alt", "3na-spr", "3nb-spr", "2n-grc",
          "3n-snr", "2n-emr", "3n-tsh", "2n-tx2")
@@ -101,20 +109,43 @@ class WorkerPeaks:
         return self.peaks
 
 
-def run_pal(work: Path, extra: list[str], log: Path) -> dict:
-    cmd = [sys.executable, "-m", "pal", "run", "--spec", str(work / "spec.yaml"), *extra]
+#: the issue's goals for a year (12 jobs x 365 builds x 3,000 tests) on one machine
+WALL_GOAL_S = 30.0  # the daily (incremental) run
+RSS_GOAL_MB = 2000.0  # any single-machine run, its process tree
+
+
+def run_pal(work: Path, extra: list[str], log: Path, code: Path | None = None) -> dict:
+    """``pal run`` of ``work``'s spec in a fresh process (``code``: a tree on PYTHONPATH, the
+    reference): wall time, CPU (``wait4``: the run and the workers it reaped) and the process
+    tree's peak PSS."""
+    cmd, env = pal_cmd(code, "run", "--spec", str(work / "spec.yaml"), *extra)
     os.sync()  # the runs before it on disk, as a day later (``bench_pipeline.pal_run``)
     t0 = time.perf_counter()
     with open(log, "w") as err:
-        proc = subprocess.Popen(cmd, cwd=work, stdout=subprocess.DEVNULL, stderr=err)
+        proc = subprocess.Popen(cmd, cwd=work, env=env, stdout=subprocess.DEVNULL, stderr=err)
         sampler = TreeRss(proc.pid)
-        code = proc.wait()
+        _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - t0
         tree = sampler.stop()
-    if code not in (0, 2):
+    proc.returncode = rc = os.waitstatus_to_exitcode(status)
+    if rc not in (0, 2):
         print(log.read_text()[-3000:], file=sys.stderr)
-        raise SystemExit(f"pal run failed with exit code {code} (log: {log})")
-    return {"wall": wall, "mb": tree / 1e6}
+        raise SystemExit(f"pal run failed with exit code {rc} (log: {log})")
+    return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "mb": tree / 1e6}
+
+
+def measured_runs(work: Path, extra: list[str], repeats: int, code: Path | None = None) -> dict[str, dict]:
+    """The measured daily run, ``repeats`` times: on copies of ``work``'s state (``cp -a``, each
+    removed after its run), then in place. Keys as ``bench_pipeline.measured`` takes them."""
+    runs = {}
+    for k in range(1, repeats):
+        copy = work.with_name(f"{work.name}-copy-{k}")
+        shutil.rmtree(copy, ignore_errors=True)
+        subprocess.run(["cp", "-a", str(work), str(copy)], check=True)
+        runs[f"incremental, copy {k}"] = run_pal(copy, extra, copy / "incremental.log", code)
+        shutil.rmtree(copy, ignore_errors=True)
+    runs["incremental"] = run_pal(work, extra, work / "incremental.log", code)
+    return runs
 
 
 def outputs(out: Path) -> dict[str, str]:
@@ -180,6 +211,10 @@ def main(argv: list[str] | None = None) -> int:
                     help="the cluster's incremental runs start from a copy of the single machine's state after its "
                          "cold run, instead of a cold run of its own (half the benchmark's time: the cold parse of a "
                          "year is most of it; the cluster's cold figures are then not measured)")
+    ap.add_argument("--repeats", type=int, default=3,
+                    help="times this code's measured daily run is made (on copies of the state, then in place); "
+                         "the goal's figure is the median")
+    ap.add_argument("--reference", default=REFERENCE, help="git revision of the previous code, or 'none'")
     args = ap.parse_args(argv)
 
     jobs = job_names(args.jobs)
@@ -187,21 +222,27 @@ def main(argv: list[str] | None = None) -> int:
     runs = args.data / "runs"
     shutil.rmtree(runs, ignore_errors=True)
     spec = SPEC.format(jobs="\n".join(f"  - {{name: {j}}}" for j in jobs), history=history, workers=args.workers)
+    ref_code = None if args.reference == "none" else reference_tree(args.reference, args.data / "reference")
+    names = ("single", "cluster", *(("reference",) if ref_code is not None else ()))
     works = {}
-    for name in ("single", "cluster"):
+    for name in names:
         works[name] = runs / name
         works[name].mkdir(parents=True)
         (works[name] / "spec.yaml").write_text(spec)
+    if ref_code is not None:
+        warm_kernels(ref_code, args.data, f"reference {args.reference}")
 
     samples = args.jobs * args.builds * args.tests
     print(f"{args.jobs} jobs x {args.builds} builds x {args.tests} tests (about {samples / 1e6:.1f} M samples), "
-          f"{args.workers} workers", flush=True)
-    results: dict[str, dict] = {}
+          f"{args.workers} workers, {os.cpu_count()} CPUs", flush=True)
+    results: dict[str, dict[str, dict]] = {}
     peaks: dict[int, int] = {}
-    for name in ("single", "cluster"):
+    for name in names:
         work = works[name]
+        code = ref_code if name == "reference" else None
         hide(history, hidden, 2)
         cluster = None
+        done = results[name] = {}
         try:
             if name == "cluster":
                 cluster = Cluster(work, args.workers, args.worker_memory)
@@ -213,40 +254,68 @@ def main(argv: list[str] | None = None) -> int:
                 for d in ("out", "store"):  # the state the single machine's cold run left
                     shutil.copytree(runs / "single-after-cold" / d, work / d, symlinks=True)
             else:
-                results[f"{name} cold"] = run_pal(work, extra, work / "cold.log")
+                done["cold"] = run_pal(work, extra, work / "cold.log", code)
             if name == "single" and not args.cluster_cold:
                 for d in ("out", "store"):
                     if (work / d).exists():
                         shutil.copytree(work / d, runs / "single-after-cold" / d, symlinks=True)
             reveal(history, hidden, oldest_only=True)
-            results[f"{name} incremental, first"] = run_pal(work, extra, work / "incremental1.log")
+            done["incremental, first"] = run_pal(work, extra, work / "incremental1.log", code)
             reveal(history, hidden)
-            results[f"{name} incremental"] = run_pal(work, extra, work / "incremental.log")
+            done.update(measured_runs(work, extra, args.repeats if name == "single" else 1, code))
             if cluster is not None:
                 peaks = watch.stop()
         finally:
             reveal(history, hidden)
             if cluster is not None:
                 cluster.close()
+        print(f"{name}: " + ", ".join(f"{k} {r['wall']:.1f} s" for k, r in done.items()), flush=True)
+        if name == "cluster" and not args.keep:  # a year's outputs are 12 GB a directory
+            shutil.rmtree(runs / "single-after-cold", ignore_errors=True)
 
     same = outputs(works["single"] / "out") == outputs(works["cluster"] / "out")
-    goal_mb = _bytes(args.worker_memory) / 1e6
-    print(f"\n| run | single machine | Dask cluster ({args.workers} worker processes) | cluster / single |")
-    print("|---|---:|---:|---:|")
-    for what in ("cold", "incremental, first", "incremental"):
-        s, c = results[f"single {what}"], results.get(f"cluster {what}")
-        if c is None:
-            print(f"| {what} | {s['wall']:.1f} s, {s['mb']:.0f} MB | not run (--no-cluster-cold) | |")
-            continue
-        print(f"| {what} | {s['wall']:.1f} s, {s['mb']:.0f} MB | {c['wall']:.1f} s, {c['mb']:.0f} MB "
-              f"(client tree) | {c['wall'] / s['wall']:.2f} |")
-    worst = max(peaks.values(), default=0) / 1e6
-    print(f"\nper-worker peak RSS: {', '.join(f'{v / 1e6:.0f} MB' for v in peaks.values())} "
-          f"(goal <= {goal_mb:.0f} MB: {'met' if worst <= goal_mb else 'NOT met'})")
-    print(f"outputs identical (every file under out/ but the run records and cache): {same}")
+    print_tables(results, peaks, same, args)
     if not args.keep:
         shutil.rmtree(runs, ignore_errors=True)
     return 0 if same else 1
+
+
+def print_tables(results: dict[str, dict[str, dict]], peaks: dict[int, int], same: bool,
+                 args: argparse.Namespace) -> None:
+    """Every run, then the goals: figure, goal, the reference's figure for the same work, ratio, met."""
+    single, cluster, old = results["single"], results["cluster"], results.get("reference", {})
+    print(f"\n| run | code | wall [s] | CPU [s] | peak RSS, process tree [MB] |")
+    print("|---|---|---:|---:|---:|")
+    for name, label in (("single", "this, single machine"), ("cluster", "this, Dask cluster (client tree)"),
+                        ("reference", f"{args.reference}, single machine")):
+        for run, r in results.get(name, {}).items():
+            print(f"| {run} | {label} | {r['wall']:.1f} | {r['cpu']:.1f} | {r['mb']:.0f} |")
+    fig, each = measured(single, "incremental", "wall")
+    prev = old.get("incremental", {}).get("wall")
+    spread = f" (median of {len(each)}: {', '.join(f'{v:.1f}' for v in each)})" if len(each) > 1 else ""
+    scale = f"{args.jobs} jobs x {args.builds} builds x {args.tests} tests"
+    print(f"\n| goal ({scale}) | figure | goal | previous code | ratio to previous | met |")
+    print("|---|---|---|---|---|---|")
+    print(f"| incremental, single machine | {fig:.1f} s{spread} | <= {WALL_GOAL_S:.0f} s | "
+          f"{f'{prev:.1f} s' if prev else '-'} | {f'{fig / prev:.2f}' if prev else '-'} | "
+          f"{'yes' if fig <= WALL_GOAL_S else 'NO'} |")
+    worst = max(single, key=lambda k: single[k]["mb"])
+    peak = single[worst]["mb"]
+    prev_peak = max((r["mb"] for r in old.values()), default=None)
+    print(f"| peak RSS, any single-machine run (process tree) | {peak:.0f} MB ({worst}) | <= {RSS_GOAL_MB:.0f} MB | "
+          f"{f'{prev_peak:.0f} MB' if prev_peak else '-'} | {f'{peak / prev_peak:.2f}' if prev_peak else '-'} | "
+          f"{'yes' if peak <= RSS_GOAL_MB else 'NO'} |")
+    goal_mb = _bytes(args.worker_memory) / 1e6
+    worst_worker = max(peaks.values(), default=0) / 1e6
+    print(f"| Dask cluster: per-worker peak RSS | {', '.join(f'{v / 1e6:.0f} MB' for v in peaks.values())} | "
+          f"<= {goal_mb:.0f} MB | - | - | {'yes' if peaks and worst_worker <= goal_mb else 'NO'} |")
+    print(f"| Dask cluster: outputs identical to the single machine's (every file under out/ but the run "
+          f"records and cache) | {'yes' if same else 'NO'} | identical | - | - | {'yes' if same else 'NO'} |")
+    for what in ("incremental, first", "incremental"):
+        s, c = single.get(what), cluster.get(what)
+        if s and c:
+            print(f"| Dask cluster: {what}, against the single machine | {c['wall']:.1f} s | reported | "
+                  f"{s['wall']:.1f} s (single machine) | {c['wall'] / s['wall']:.2f} | - |")
 
 
 def _bytes(text: str) -> float:
