@@ -112,6 +112,20 @@ class WorkerPeaks:
 #: the issue's goals for a year (12 jobs x 365 builds x 3,000 tests) on one machine
 WALL_GOAL_S = 30.0  # the daily (incremental) run
 RSS_GOAL_MB = 2000.0  # any single-machine run, its process tree
+#: the reference's (c6149c1's) peak memory, about: 0.6 GB for a tenth of a year's samples, 20.6 GB
+#: for a year's 13.1 M (stop 59); it holds the whole history, so it grows with it
+REFERENCE_BASE_BYTES, REFERENCE_BYTES_PER_SAMPLE = 10**9, 1500
+
+
+def reference_memory(samples: int) -> int:
+    return REFERENCE_BASE_BYTES + samples * REFERENCE_BYTES_PER_SAMPLE
+
+
+def reference_fits(samples: int, available: int) -> bool:
+    """Whether the reference's runs of ``samples`` fit in ``available`` bytes of memory, with a
+    tenth to spare: a year needs about 21 GB, which would end a smaller machine's runs by the
+    OOM killer (this benchmark's too)."""
+    return reference_memory(samples) <= 0.9 * available
 
 
 def run_pal(work: Path, extra: list[str], log: Path, code: Path | None = None) -> dict:
@@ -222,7 +236,13 @@ def main(argv: list[str] | None = None) -> int:
     runs = args.data / "runs"
     shutil.rmtree(runs, ignore_errors=True)
     spec = SPEC.format(jobs="\n".join(f"  - {{name: {j}}}" for j in jobs), history=history, workers=args.workers)
+    samples = args.jobs * args.builds * args.tests
     ref_code = None if args.reference == "none" else reference_tree(args.reference, args.data / "reference")
+    if ref_code is not None and not reference_fits(samples, psutil.virtual_memory().available):
+        print(f"reference {args.reference} not run: it would need about "
+              f"{reference_memory(samples) / 1e9:.0f} GB of memory for {samples / 1e6:.1f} M samples, "
+              f"{psutil.virtual_memory().available / 1e9:.0f} GB are available; ratios are left out", flush=True)
+        ref_code = None
     names = ("single", "cluster", *(("reference",) if ref_code is not None else ()))
     works = {}
     for name in names:
@@ -232,7 +252,6 @@ def main(argv: list[str] | None = None) -> int:
     if ref_code is not None:
         warm_kernels(ref_code, args.data, f"reference {args.reference}")
 
-    samples = args.jobs * args.builds * args.tests
     print(f"{args.jobs} jobs x {args.builds} builds x {args.tests} tests (about {samples / 1e6:.1f} M samples), "
           f"{args.workers} workers, {os.cpu_count()} CPUs", flush=True)
     results: dict[str, dict[str, dict]] = {}

@@ -41,3 +41,13 @@ def test_a_goal_missed_says_so_and_no_reference_leaves_its_columns_empty(capsys)
     assert "| 2100 MB (incremental) | <= 2000 MB | - | - | NO |" in out
     assert "| Dask cluster: per-worker peak RSS |  | <= 1000 MB | - | - | NO |" in out
     assert "| NO | identical | - | - | NO |" in out
+
+
+def test_the_reference_runs_only_where_its_memory_fits() -> None:
+    from benchmarks.bench_year import reference_fits
+
+    year = 12 * 365 * 3000  # 13.1 M samples: 1 GB + 1,500 bytes a sample = 20.7 GB (it took 20.6 GB)
+    assert reference_fits(year, 24 * 10**9)  # 20.7 GB <= 0.9 x 24 GB
+    assert not reference_fits(year, 22 * 10**9)  # 20.7 GB > 19.8 GB
+    assert reference_fits(12 * 36 * 300, 2 * 10**9)  # make bench's tenth of a year: 1.2 GB (it took 0.6 GB)
+    assert not reference_fits(12 * 36 * 300, 1 * 10**9)
