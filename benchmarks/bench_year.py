@@ -303,7 +303,7 @@ def print_tables(results: dict[str, dict[str, dict]], peaks: dict[int, int], sam
                  args: argparse.Namespace) -> None:
     """Every run, then the goals: figure, goal, the reference's figure for the same work, ratio, met."""
     single, cluster, old = results["single"], results["cluster"], results.get("reference", {})
-    print(f"\n| run | code | wall [s] | CPU [s] | peak RSS, process tree [MB] |")
+    print("\n| run | code | wall [s] | CPU [s] | peak RSS, process tree [MB] |")
     print("|---|---|---:|---:|---:|")
     for name, label in (("single", "this, single machine"), ("cluster", "this, Dask cluster (client tree)"),
                         ("reference", f"{args.reference}, single machine")):
