@@ -311,6 +311,19 @@ class TreeRss:
         return self.peak
 
 
+def machine() -> str:
+    """The CPUs the figures were taken on: how many and which (``/proc/cpuinfo``'s model name).
+    The same code's figures moved twofold between two VMs of 2 cores (docs/scaling.md, thirty-third
+    round): a figure means little without it."""
+    model = ""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
+            model = next((line.split(":", 1)[1].strip() for line in fh if line.startswith("model name")), "")
+    except OSError:
+        pass
+    return f"{os.cpu_count()} CPUs" + (f" ({model})" if model else "")
+
+
 def pal_cmd(code: Path | None, *args: str) -> tuple[list[str], dict[str, str]]:
     env = dict(os.environ)
     if code is not None:
@@ -519,7 +532,7 @@ def main(argv: list[str] | None = None) -> int:
 
     print()
     print(f"scale: {len(PIPELINE_BENCH_JOBS)} jobs x {a.builds} builds x {a.tests} tests in the store, window "
-          f"{window} builds, {a.workers} workers, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}")
+          f"{window} builds, {a.workers} workers, {machine()}, load {os.getloadavg()[0]:.1f}")
     head = "| run | code | wall [s] | CPU [s] | peak RSS, process tree [MB] | " + " | ".join(STAGES) + " |"
     print(head)
     print("|" + "---|" * (5 + len(STAGES)))

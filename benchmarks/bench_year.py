@@ -54,8 +54,8 @@ from pathlib import Path
 
 import psutil
 
-from benchmarks.bench_pipeline import (REFERENCE, RUN_RECORDS, TreeRss, cached_history, hide, measured, pal_cmd,
-                                       reference_tree, reveal, warm_kernels)
+from benchmarks.bench_pipeline import (REFERENCE, RUN_RECORDS, TreeRss, cached_history, hide, machine, measured,
+                                       pal_cmd, reference_tree, reveal, warm_kernels)
 
 ARCHS = ("2n-icx", "3n-icx", "2n-spr", "3n-spr", "2n-zn2", "2n-clx", "3n-alt", "3na-spr", "3nb-spr", "2n-grc",
          "3n-snr", "2n-emr", "3n-tsh", "2n-tx2")
@@ -253,7 +253,7 @@ def main(argv: list[str] | None = None) -> int:
         warm_kernels(ref_code, args.data, f"reference {args.reference}")
 
     print(f"{args.jobs} jobs x {args.builds} builds x {args.tests} tests (about {samples / 1e6:.1f} M samples), "
-          f"{args.workers} workers, {os.cpu_count()} CPUs", flush=True)
+          f"{args.workers} workers, {machine()}", flush=True)
     results: dict[str, dict[str, dict]] = {}
     peaks: dict[int, int] = {}
     for name in names:
