@@ -238,10 +238,11 @@ def main(argv: list[str] | None = None) -> int:
     spec = SPEC.format(jobs="\n".join(f"  - {{name: {j}}}" for j in jobs), history=history, workers=args.workers)
     samples = args.jobs * args.builds * args.tests
     ref_code = None if args.reference == "none" else reference_tree(args.reference, args.data / "reference")
-    if ref_code is not None and not reference_fits(samples, psutil.virtual_memory().available):
+    available = psutil.virtual_memory().available
+    if ref_code is not None and not reference_fits(samples, available):
         print(f"reference {args.reference} not run: it would need about "
               f"{reference_memory(samples) / 1e9:.0f} GB of memory for {samples / 1e6:.1f} M samples, "
-              f"{psutil.virtual_memory().available / 1e9:.0f} GB are available; ratios are left out", flush=True)
+              f"{available / 1e9:.0f} GB are available; ratios are left out", flush=True)
         ref_code = None
     names = ("single", "cluster", *(("reference",) if ref_code is not None else ()))
     works = {}
